@@ -1,0 +1,40 @@
+//! CPU operators: the reference implementations every GPU result is checked against, and
+//! the teaching variants the memory-hierarchy chapter compares.
+//!
+//! An MLP needs three operators: the linear layer `x · W + b`, ReLU and a row-wise
+//! softmax. Each comes in several variants that compute the same values and differ only
+//! in how they use memory, so that the benchmarks (`cargo bench --bench cpu_operators`)
+//! can show what each idea is worth:
+//!
+//! - [`linear`]: from the textbook triple loop ([`linear_naive`]) through a register
+//!   accumulator, transposed weights and a cache-friendly loop order to cache blocking.
+//! - [`relu`](mod@relu): allocating a new tensor, writing into a preallocated one, or
+//!   overwriting the input.
+//! - [`softmax`](mod@softmax): numerically stable, allocating or in place.
+//! - [`reduce`]: sums and maxima with one accumulator or several, the smallest example
+//!   of a dependency chain limiting speed.
+//! - [`fused`]: linear, ReLU and softmax finished row by row while the row is in cache.
+//!
+//! [`linear_into`], [`relu`](fn@relu) and [`softmax`](fn@softmax) are the ones to use as
+//! references; the others exist to be compared.
+
+pub mod fused;
+pub mod linear;
+pub mod reduce;
+pub mod relu;
+pub mod softmax;
+
+#[cfg(test)]
+mod properties;
+
+pub use fused::{linear_relu_fused, linear_relu_softmax_fused};
+pub use linear::{
+    check_linear_shapes, linear_blocked, linear_into, linear_local_accumulator, linear_loop_order,
+    linear_naive, linear_transposed_weights,
+};
+pub use reduce::{
+    max_several_accumulators, max_single_accumulator, sum_several_accumulators,
+    sum_single_accumulator,
+};
+pub use relu::{relu, relu_in_place, relu_into};
+pub use softmax::{softmax, softmax_in_place};

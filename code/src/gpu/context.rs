@@ -1,0 +1,253 @@
+//! `GpuContext`: one adapter, one device, one queue.
+//!
+//! Creating a device is slow (tens to hundreds of milliseconds) and a device is a shared
+//! resource, so a program makes one context and passes references to it around. Tests
+//! share one through [`GpuContext::shared`], which is also why they can run in parallel.
+
+use std::sync::OnceLock;
+
+use crate::gpu::GpuError;
+
+/// The environment variable that picks an adapter by part of its name or by backend.
+pub const ADAPTER_VARIABLE: &str = "GALAXY_ADAPTER";
+
+/// Which adapter to use when several are present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdapterSelection {
+    /// The most capable adapter: a discrete GPU before an integrated one, before a
+    /// virtual one, before a software rasteriser like lavapipe.
+    MostCapable,
+    /// The first adapter whose name contains this text (ignoring case).
+    NameContains(String),
+    /// The most capable adapter of this backend.
+    Backend(wgpu::Backend),
+}
+
+impl AdapterSelection {
+    /// Reads `GALAXY_ADAPTER`: a backend name (`vulkan`, `metal`, `dx12`, `gl`) selects a
+    /// backend, anything else is matched against adapter names; unset means most capable.
+    pub fn from_environment() -> AdapterSelection {
+        match std::env::var(ADAPTER_VARIABLE) {
+            Ok(value) if !value.trim().is_empty() => AdapterSelection::parse(value.trim()),
+            _ => AdapterSelection::MostCapable,
+        }
+    }
+
+    pub fn parse(text: &str) -> AdapterSelection {
+        match text.to_ascii_lowercase().as_str() {
+            "vulkan" => AdapterSelection::Backend(wgpu::Backend::Vulkan),
+            "metal" => AdapterSelection::Backend(wgpu::Backend::Metal),
+            "dx12" => AdapterSelection::Backend(wgpu::Backend::Dx12),
+            "gl" | "opengl" => AdapterSelection::Backend(wgpu::Backend::Gl),
+            _ => AdapterSelection::NameContains(text.to_string()),
+        }
+    }
+}
+
+/// Where to look for adapters and which one to take.
+#[derive(Debug, Clone)]
+pub struct ContextOptions {
+    pub backends: wgpu::Backends,
+    pub selection: AdapterSelection,
+}
+
+impl ContextOptions {
+    /// The primary backends (Vulkan, Metal, DirectX 12), plus OpenGL only when
+    /// `GALAXY_ADAPTER=gl` asks for it: OpenGL's compute support is the weakest, and
+    /// probing it prints warnings on machines without a display.
+    pub fn from_environment() -> ContextOptions {
+        let selection = AdapterSelection::from_environment();
+        let backends = match selection {
+            AdapterSelection::Backend(wgpu::Backend::Gl) => wgpu::Backends::GL,
+            _ => wgpu::Backends::PRIMARY,
+        };
+        ContextOptions {
+            backends,
+            selection,
+        }
+    }
+}
+
+// ANCHOR: context
+/// One adapter, the device created on it, and the device's queue.
+pub struct GpuContext {
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+}
+// ANCHOR_END: context
+
+impl GpuContext {
+    /// A context on the adapter `GALAXY_ADAPTER` names, or the most capable one.
+    pub fn new() -> Result<GpuContext, GpuError> {
+        GpuContext::with_options(&ContextOptions::from_environment())
+    }
+
+    // ANCHOR: create_context
+    pub fn with_options(options: &ContextOptions) -> Result<GpuContext, GpuError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: options.backends,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapters = pollster::block_on(instance.enumerate_adapters(options.backends));
+        let adapter = choose_adapter(adapters, &options.selection)?;
+
+        // wgpu's default limits are the lowest common denominator of all GPUs (16 KiB of
+        // workgroup memory, 256 invocations per workgroup). Ask for what this adapter
+        // really offers instead.
+        let limits = adapter.limits();
+        // Subgroup operations (warp shuffles) where the adapter has them; kernels that use
+        // them check `supports_subgroups` and fall back to workgroup memory otherwise.
+        let features = adapter.features() & wgpu::Features::SUBGROUP;
+
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("galaxy device"),
+            required_features: features,
+            required_limits: limits,
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|error| GpuError::DeviceRequest {
+            adapter: adapter.get_info().name,
+            reason: error.to_string(),
+        })?;
+        Ok(GpuContext {
+            adapter,
+            device,
+            queue,
+        })
+    }
+    // ANCHOR_END: create_context
+
+    /// The context every test and example in one process shares, created on first use.
+    ///
+    /// GPU tests run in parallel threads; giving each its own device would multiply the
+    /// start-up cost and, on some drivers, the memory. Devices and queues are thread-safe,
+    /// so one is enough.
+    pub fn shared() -> Result<&'static GpuContext, GpuError> {
+        static SHARED: OnceLock<Result<GpuContext, GpuError>> = OnceLock::new();
+        SHARED.get_or_init(GpuContext::new).as_ref().map_err(Clone::clone)
+    }
+
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    pub fn adapter_info(&self) -> wgpu::AdapterInfo {
+        self.adapter.get_info()
+    }
+
+    /// The limits the device was created with (the adapter's own).
+    pub fn limits(&self) -> wgpu::Limits {
+        self.device.limits()
+    }
+
+    pub fn supports_subgroups(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SUBGROUP)
+    }
+
+    /// One line naming the adapter, for benchmark output and figure captions.
+    pub fn describe(&self) -> String {
+        describe_adapter(&self.adapter_info())
+    }
+}
+
+/// `name (backend, device type)`.
+pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
+}
+
+// ANCHOR: choose_adapter
+/// Ranks device types: real GPUs first, software rasterisers last.
+fn capability_rank(device_type: wgpu::DeviceType) -> u8 {
+    match device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+/// Ranks backends for compute: the native modern APIs before OpenGL.
+fn backend_rank(backend: wgpu::Backend) -> u8 {
+    match backend {
+        wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 => 0,
+        _ => 1,
+    }
+}
+
+fn choose_adapter(
+    adapters: Vec<wgpu::Adapter>,
+    selection: &AdapterSelection,
+) -> Result<wgpu::Adapter, GpuError> {
+    if adapters.is_empty() {
+        return Err(GpuError::NoAdapter);
+    }
+    let names: Vec<String> = adapters
+        .iter()
+        .map(|adapter| describe_adapter(&adapter.get_info()))
+        .collect();
+    let mut candidates: Vec<wgpu::Adapter> = adapters
+        .into_iter()
+        .filter(|adapter| {
+            let info = adapter.get_info();
+            match selection {
+                AdapterSelection::MostCapable => true,
+                AdapterSelection::NameContains(text) => {
+                    info.name.to_lowercase().contains(&text.to_lowercase())
+                }
+                AdapterSelection::Backend(backend) => info.backend == *backend,
+            }
+        })
+        .collect();
+    candidates.sort_by_key(|adapter| {
+        let info = adapter.get_info();
+        (capability_rank(info.device_type), backend_rank(info.backend))
+    });
+    candidates
+        .into_iter()
+        .next()
+        .ok_or_else(|| GpuError::NoMatchingAdapter {
+            requested: format!("{selection:?}"),
+            available: names,
+        })
+}
+// ANCHOR_END: choose_adapter
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names_select_backends_and_anything_else_matches_names() {
+        assert_eq!(
+            AdapterSelection::parse("Vulkan"),
+            AdapterSelection::Backend(wgpu::Backend::Vulkan)
+        );
+        assert_eq!(
+            AdapterSelection::parse("llvmpipe"),
+            AdapterSelection::NameContains("llvmpipe".into())
+        );
+    }
+
+    #[test]
+    fn real_gpus_rank_before_software_rasterisers() {
+        assert!(
+            capability_rank(wgpu::DeviceType::DiscreteGpu) < capability_rank(wgpu::DeviceType::Cpu)
+        );
+        assert!(backend_rank(wgpu::Backend::Vulkan) < backend_rank(wgpu::Backend::Gl));
+    }
+
+    #[test]
+    fn no_adapters_is_a_typed_error_that_names_the_package() {
+        let error = choose_adapter(Vec::new(), &AdapterSelection::MostCapable).unwrap_err();
+        assert_eq!(error, GpuError::NoAdapter);
+        assert!(error.to_string().contains("mesa-vulkan-drivers"));
+    }
+}

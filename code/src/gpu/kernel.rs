@@ -1,0 +1,72 @@
+//! The hand-written compute kernels and where their WGSL comes from.
+//!
+//! Every shader lives in `shaders/` at the root of the repository, so the book can include
+//! the very text the crate compiles. `include_str!` bakes the text into the binary at
+//! compile time: examples run from any directory.
+
+// ANCHOR: kernel
+/// One compute kernel: a shader, its entry point and its pipeline constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    Linear,
+    /// `linear` followed by ReLU in the same invocation (the `apply_relu` override).
+    LinearRelu,
+    Relu,
+    ReluInPlace,
+    Softmax,
+    Sum,
+    Max,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 7] = [
+        Kernel::Linear,
+        Kernel::LinearRelu,
+        Kernel::Relu,
+        Kernel::ReluInPlace,
+        Kernel::Softmax,
+        Kernel::Sum,
+        Kernel::Max,
+    ];
+
+    /// The WGSL source text.
+    pub fn source(self) -> &'static str {
+        match self {
+            Kernel::Linear | Kernel::LinearRelu => include_str!("../../../shaders/linear.wgsl"),
+            Kernel::Relu => include_str!("../../../shaders/relu.wgsl"),
+            Kernel::ReluInPlace => include_str!("../../../shaders/relu_in_place.wgsl"),
+            Kernel::Softmax => include_str!("../../../shaders/softmax.wgsl"),
+            Kernel::Sum | Kernel::Max => include_str!("../../../shaders/reduce.wgsl"),
+        }
+    }
+
+    pub fn entry_point(self) -> &'static str {
+        match self {
+            Kernel::Sum => "sum",
+            Kernel::Max => "max_value",
+            _ => "main",
+        }
+    }
+
+    /// Values for the shader's `override` declarations, set when the pipeline is created.
+    pub fn constants(self) -> &'static [(&'static str, f64)] {
+        match self {
+            Kernel::Linear => &[("apply_relu", 0.0)],
+            Kernel::LinearRelu => &[("apply_relu", 1.0)],
+            _ => &[],
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::Linear => "linear",
+            Kernel::LinearRelu => "linear_relu",
+            Kernel::Relu => "relu",
+            Kernel::ReluInPlace => "relu_in_place",
+            Kernel::Softmax => "softmax",
+            Kernel::Sum => "sum",
+            Kernel::Max => "max",
+        }
+    }
+}
+// ANCHOR_END: kernel

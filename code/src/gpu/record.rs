@@ -1,0 +1,266 @@
+//! Recording kernels into a command encoder.
+//!
+//! Recording is separate from submitting: immediate mode records one kernel and submits
+//! it at once, a graph runner records a whole network into one encoder and submits it
+//! once. Both use these functions, so both run exactly the same dispatches.
+
+use wgpu::util::DeviceExt;
+
+use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
+use crate::gpu::{GpuContext, GpuError, GpuTensor, Readback};
+use crate::tensor::{ShapeError, linear_output_shape};
+
+/// Invocations per workgroup of the element-wise, softmax and reduction kernels.
+const WORKGROUP_SIZE: u32 = 256;
+/// The linear kernel computes 16 × 16 tiles of the output per workgroup.
+const LINEAR_TILE: u32 = 16;
+/// Values one reduction workgroup combines into one partial result (see reduce.wgsl).
+const REDUCTION_BLOCK: u32 = 1024;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct LinearDimensions {
+    rows: u32,
+    inner: u32,
+    columns: u32,
+    row_tiles_per_layer: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct RowDimensions {
+    rows: u32,
+    columns: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ElementCount {
+    element_count: u32,
+}
+
+// ANCHOR: record_linear
+/// Records `output = input · weights + bias` (plus ReLU, if the pipeline is `LinearRelu`).
+pub fn record_linear(
+    context: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    weights: &GpuTensor,
+    bias: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<(), GpuError> {
+    let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
+    expect_shape("linear output", output, output_shape)?;
+
+    let limit = context.limits().max_compute_workgroups_per_dimension;
+    let column_tiles = workgroups_for(output.columns(), LINEAR_TILE);
+    if column_tiles > u64::from(limit) {
+        return Err(GpuError::DispatchTooLarge {
+            operation: "linear",
+            workgroups: column_tiles,
+            limit,
+        });
+    }
+    // Row tiles spread over y and z when there are too many for y alone.
+    let row_grid = WorkgroupGrid::covering(workgroups_for(output.rows(), LINEAR_TILE), limit, "linear")?;
+    let dimensions = uniform_buffer(
+        context,
+        &LinearDimensions {
+            rows: output.rows() as u32,
+            inner: input.columns() as u32,
+            columns: output.columns() as u32,
+            row_tiles_per_layer: row_grid.x,
+        },
+    );
+    let bind_group = bind_buffers(
+        context,
+        pipeline,
+        &[input.buffer(), weights.buffer(), bias.buffer(), output.buffer(), &dimensions],
+    );
+    let grid = WorkgroupGrid {
+        x: column_tiles as u32,
+        y: row_grid.x,
+        z: row_grid.y,
+    };
+    record_dispatch(encoder, pipeline, &bind_group, grid);
+    Ok(())
+}
+// ANCHOR_END: record_linear
+
+/// Records `output = max(input, 0)`.
+pub fn record_relu(
+    context: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<(), GpuError> {
+    expect_shape("relu output", output, input.shape())?;
+    let grid = element_grid(context, input.len(), "relu")?;
+    let count = uniform_buffer(context, &element_count(input.len()));
+    let bind_group = bind_buffers(context, pipeline, &[input.buffer(), output.buffer(), &count]);
+    record_dispatch(encoder, pipeline, &bind_group, grid);
+    Ok(())
+}
+
+/// Records `tensor = max(tensor, 0)`, overwriting the input.
+pub fn record_relu_in_place(
+    context: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    tensor: &GpuTensor,
+) -> Result<(), GpuError> {
+    let grid = element_grid(context, tensor.len(), "relu_in_place")?;
+    let count = uniform_buffer(context, &element_count(tensor.len()));
+    let bind_group = bind_buffers(context, pipeline, &[tensor.buffer(), &count]);
+    record_dispatch(encoder, pipeline, &bind_group, grid);
+    Ok(())
+}
+
+/// Records a row-wise softmax: one workgroup per row.
+pub fn record_softmax(
+    context: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<(), GpuError> {
+    expect_shape("softmax output", output, input.shape())?;
+    let limit = context.limits().max_compute_workgroups_per_dimension;
+    let grid = WorkgroupGrid::covering(input.rows() as u64, limit, "softmax")?;
+    let dimensions = uniform_buffer(
+        context,
+        &RowDimensions {
+            rows: input.rows() as u32,
+            columns: input.columns() as u32,
+        },
+    );
+    let bind_group = bind_buffers(context, pipeline, &[input.buffer(), output.buffer(), &dimensions]);
+    record_dispatch(encoder, pipeline, &bind_group, grid);
+    Ok(())
+}
+
+// ANCHOR: record_reduction
+/// Records a whole reduction (`Kernel::Sum` or `Kernel::Max`): passes of 1024 → 1 until
+/// one value is left. Returns the 1×1 tensor that will hold it, ready to be read back.
+pub fn record_reduction(
+    context: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    fill_outputs: Option<f32>,
+) -> Result<GpuTensor, GpuError> {
+    let limit = context.limits().max_compute_workgroups_per_dimension;
+    let mut remaining = input.len();
+    let mut pass_outputs: Vec<GpuTensor> = Vec::new();
+    loop {
+        let blocks = workgroups_for(remaining, REDUCTION_BLOCK);
+        let is_last_pass = blocks == 1;
+        let readback = if is_last_pass { Readback::Needed } else { Readback::Never };
+        let output = GpuTensor::uninitialized(context, 1, blocks as usize, readback)?;
+        if let Some(value) = fill_outputs {
+            output.fill(context, value);
+        }
+        let source = pass_outputs.last().unwrap_or(input);
+        let grid = WorkgroupGrid::covering(blocks, limit, "reduction")?;
+        let count = uniform_buffer(context, &element_count(remaining));
+        let bind_group = bind_buffers(context, pipeline, &[source.buffer(), output.buffer(), &count]);
+        record_dispatch(encoder, pipeline, &bind_group, grid);
+        pass_outputs.push(output);
+        if is_last_pass {
+            break;
+        }
+        remaining = blocks as usize;
+    }
+    Ok(pass_outputs.pop().expect("the loop runs at least one pass"))
+}
+// ANCHOR_END: record_reduction
+
+// ANCHOR: record_dispatch
+/// One compute pass with one dispatch. Separate passes order the kernels: a pass starts
+/// after the writes of the previous one are visible.
+fn record_dispatch(
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    bind_group: &wgpu::BindGroup,
+    grid: WorkgroupGrid,
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: None,
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, bind_group, &[]);
+    pass.dispatch_workgroups(grid.x, grid.y, grid.z);
+}
+// ANCHOR_END: record_dispatch
+
+/// Binds `buffers` to bindings 0, 1, 2, … of group 0, in order.
+fn bind_buffers(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(binding, buffer)| wgpu::BindGroupEntry {
+            binding: binding as u32,
+            resource: buffer.as_entire_binding(),
+        })
+        .collect();
+    context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    })
+}
+
+fn uniform_buffer<T: bytemuck::Pod>(context: &GpuContext, value: &T) -> wgpu::Buffer {
+    context
+        .device()
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("dimensions"),
+            contents: bytemuck::bytes_of(value),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+}
+
+fn element_count(elements: usize) -> ElementCount {
+    ElementCount {
+        element_count: elements as u32,
+    }
+}
+
+/// A grid of 256-invocation workgroups covering `elements`, spread over y when needed.
+fn element_grid(
+    context: &GpuContext,
+    elements: usize,
+    operation: &'static str,
+) -> Result<WorkgroupGrid, GpuError> {
+    WorkgroupGrid::covering(
+        workgroups_for(elements, WORKGROUP_SIZE),
+        context.limits().max_compute_workgroups_per_dimension,
+        operation,
+    )
+}
+
+fn expect_shape(
+    name: &'static str,
+    tensor: &GpuTensor,
+    expected: (usize, usize),
+) -> Result<(), GpuError> {
+    if tensor.shape() != expected {
+        return Err(ShapeError::Incompatible {
+            operation: name,
+            expectation: "the output must have the shape the operation produces",
+            left_name: "expected",
+            left: expected,
+            right_name: "given",
+            right: tensor.shape(),
+        }
+        .into());
+    }
+    Ok(())
+}

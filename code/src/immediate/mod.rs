@@ -1,0 +1,176 @@
+//! Immediate mode: one operator at a time on the GPU.
+//!
+//! Every call uploads its inputs, records one kernel, submits it, waits, and reads the
+//! result back. It is the simplest way to use a GPU and the slowest: the transfers and
+//! the waiting dominate anything small. The graph chapters measure by how much.
+
+use crate::gpu::record::{
+    record_linear, record_reduction, record_relu, record_relu_in_place, record_softmax,
+};
+use crate::gpu::{GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation};
+use crate::tensor::{ShapeError, Tensor2d, linear_output_shape};
+
+// ANCHOR: immediate_gpu
+/// Runs single operators on the GPU, each call a complete round trip.
+pub struct ImmediateGpu<'context> {
+    context: &'context GpuContext,
+    pipelines: PipelineCache,
+    fill_outputs: Option<f32>,
+}
+// ANCHOR_END: immediate_gpu
+
+impl<'context> ImmediateGpu<'context> {
+    /// `ShaderCompilation::EveryCall` compiles each kernel on every call;
+    /// `ShaderCompilation::Cached` compiles it once.
+    pub fn new(context: &'context GpuContext, compilation: ShaderCompilation) -> Self {
+        ImmediateGpu {
+            context,
+            pipelines: PipelineCache::new(compilation),
+            fill_outputs: None,
+        }
+    }
+
+    /// Fills every output buffer with `value` before the kernel runs. Tests pass NaN:
+    /// GPU buffers start zeroed, and a zero an unfinished kernel left behind can look
+    /// exactly like a correct ReLU output.
+    pub fn with_output_fill(mut self, value: f32) -> Self {
+        self.fill_outputs = Some(value);
+        self
+    }
+
+    pub fn pipelines(&self) -> &PipelineCache {
+        &self.pipelines
+    }
+
+    // ANCHOR: immediate_linear
+    /// `input · weights + bias` on the GPU.
+    pub fn linear(
+        &self,
+        input: &Tensor2d,
+        weights: &Tensor2d,
+        bias: &Tensor2d,
+    ) -> Result<Tensor2d, GpuError> {
+        self.linear_with(Kernel::Linear, input, weights, bias)
+    }
+
+    /// `relu(input · weights + bias)` in one kernel.
+    pub fn linear_relu(
+        &self,
+        input: &Tensor2d,
+        weights: &Tensor2d,
+        bias: &Tensor2d,
+    ) -> Result<Tensor2d, GpuError> {
+        self.linear_with(Kernel::LinearRelu, input, weights, bias)
+    }
+
+    fn linear_with(
+        &self,
+        kernel: Kernel,
+        input: &Tensor2d,
+        weights: &Tensor2d,
+        bias: &Tensor2d,
+    ) -> Result<Tensor2d, GpuError> {
+        // Check shapes before touching the GPU.
+        let (rows, columns) = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
+        let context = self.context;
+        let pipeline = self.pipelines.pipeline(context, kernel)?;
+        let input = GpuTensor::upload(context, input, Readback::Never)?;
+        let weights = GpuTensor::upload(context, weights, Readback::Never)?;
+        let bias = GpuTensor::upload(context, bias, Readback::Never)?;
+        let output = self.output(rows, columns)?;
+        let mut encoder = self.encoder();
+        record_linear(context, &mut encoder, &pipeline, &input, &weights, &bias, &output)?;
+        self.submit_and_download(encoder, &output)
+    }
+    // ANCHOR_END: immediate_linear
+
+    /// `max(input, 0)` into a new tensor.
+    pub fn relu(&self, input: &Tensor2d) -> Result<Tensor2d, GpuError> {
+        let context = self.context;
+        let pipeline = self.pipelines.pipeline(context, Kernel::Relu)?;
+        let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
+        let output = self.output(input.rows(), input.columns())?;
+        let mut encoder = self.encoder();
+        record_relu(context, &mut encoder, &pipeline, &input_on_gpu, &output)?;
+        self.submit_and_download(encoder, &output)
+    }
+
+    /// `max(tensor, 0)`, computed in one GPU buffer and written back into `tensor`.
+    pub fn relu_in_place(&self, tensor: &mut Tensor2d) -> Result<(), GpuError> {
+        let context = self.context;
+        let pipeline = self.pipelines.pipeline(context, Kernel::ReluInPlace)?;
+        let on_gpu = GpuTensor::upload(context, tensor, Readback::Needed)?;
+        let mut encoder = self.encoder();
+        record_relu_in_place(context, &mut encoder, &pipeline, &on_gpu)?;
+        *tensor = self.submit_and_download(encoder, &on_gpu)?;
+        Ok(())
+    }
+
+    /// Row-wise softmax.
+    pub fn softmax(&self, input: &Tensor2d) -> Result<Tensor2d, GpuError> {
+        let context = self.context;
+        let pipeline = self.pipelines.pipeline(context, Kernel::Softmax)?;
+        let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
+        let output = self.output(input.rows(), input.columns())?;
+        let mut encoder = self.encoder();
+        record_softmax(context, &mut encoder, &pipeline, &input_on_gpu, &output)?;
+        self.submit_and_download(encoder, &output)
+    }
+
+    /// The sum of all elements.
+    pub fn sum(&self, input: &Tensor2d) -> Result<f32, GpuError> {
+        self.reduce(Kernel::Sum, input)
+    }
+
+    /// The largest element.
+    pub fn max(&self, input: &Tensor2d) -> Result<f32, GpuError> {
+        self.reduce(Kernel::Max, input)
+    }
+
+    fn reduce(&self, kernel: Kernel, input: &Tensor2d) -> Result<f32, GpuError> {
+        if input.is_empty() {
+            return Err(ShapeError::Empty {
+                operation: kernel.label(),
+                rows: input.rows(),
+                columns: input.columns(),
+            }
+            .into());
+        }
+        let context = self.context;
+        let pipeline = self.pipelines.pipeline(context, kernel)?;
+        let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
+        let mut encoder = self.encoder();
+        let result = record_reduction(context, &mut encoder, &pipeline, &input_on_gpu, self.fill_outputs)?;
+        Ok(self.submit_and_download(encoder, &result)?.get(0, 0))
+    }
+
+    fn output(&self, rows: usize, columns: usize) -> Result<GpuTensor, GpuError> {
+        let output = GpuTensor::uninitialized(self.context, rows, columns, Readback::Needed)?;
+        if let Some(value) = self.fill_outputs {
+            output.fill(self.context, value);
+        }
+        Ok(output)
+    }
+
+    fn encoder(&self) -> wgpu::CommandEncoder {
+        self.context
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("immediate"),
+            })
+    }
+
+    // ANCHOR: submit_and_download
+    /// Submits the recorded kernel together with the copy to the staging buffer, then
+    /// waits for both and reads the result.
+    fn submit_and_download(
+        &self,
+        mut encoder: wgpu::CommandEncoder,
+        output: &GpuTensor,
+    ) -> Result<Tensor2d, GpuError> {
+        output.record_copy_to_staging(&mut encoder)?;
+        self.context.queue().submit([encoder.finish()]);
+        output.read_staging(self.context)
+    }
+    // ANCHOR_END: submit_and_download
+}

@@ -1,0 +1,17 @@
+//! # galaxy
+//!
+//! The companion crate of *The Real-Timer's Guide to the Computational Galaxy*.
+//!
+//! The modules appear in the order the book teaches them:
+//!
+//! - [`tensor`]: `Tensor2d`, the one data type every operator works on.
+//! - [`cpu`]: CPU operators and the teaching variants the memory chapters compare.
+//! - [`gpu`]: the GPU context, GPU tensors, shader loading and the pipeline cache.
+//! - [`immediate`]: one GPU operator at a time: upload, dispatch, read back.
+
+pub mod cpu;
+pub mod gpu;
+pub mod immediate;
+pub mod tensor;
+
+pub use tensor::{Comparison, Mismatch, ShapeError, Tensor2d, Tolerance};

@@ -1,0 +1,27 @@
+// relu.wgsl: output = max(input, 0), element by element, into a separate buffer.
+//
+// Each invocation handles one element. A tensor can have more elements than
+// 65,535 workgroups × 256 invocations, so the workgroups are laid out on a 2D grid and
+// numbered row by row: workgroup (x, y) is number y × (workgroups in x) + x.
+
+struct Dimensions {
+    element_count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read_write> output: array<f32>;
+@group(0) @binding(2) var<uniform> dimensions: Dimensions;
+
+// ANCHOR: relu
+@compute @workgroup_size(256, 1, 1)
+fn main(@builtin(workgroup_id) workgroup: vec3u,
+        @builtin(num_workgroups) workgroup_count: vec3u,
+        @builtin(local_invocation_index) local_index: u32) {
+    let workgroup_index = workgroup.y * workgroup_count.x + workgroup.x;
+    let index = workgroup_index * 256u + local_index;
+    if (index >= dimensions.element_count) {
+        return;
+    }
+    output[index] = max(input[index], 0.0);
+}
+// ANCHOR_END: relu
