@@ -64,7 +64,8 @@ fn markdown_files(directory: &Path) -> Vec<PathBuf> {
     while let Some(current) = pending.pop() {
         for entry in fs::read_dir(&current).into_iter().flatten().flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            // `file_type` does not follow links: `src/figures` links to data, not chapters.
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 pending.push(path);
             } else if path.extension().is_some_and(|extension| extension == "md") {
                 files.push(path);

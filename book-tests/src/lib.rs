@@ -24,7 +24,8 @@ pub fn markdown_files(directory: &Path) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            // `file_type` does not follow links: `src/figures` links to data, not chapters.
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 pending.push(path);
             } else if path.extension().is_some_and(|extension| extension == "md")
                 && !path.to_string_lossy().ends_with(".skt.md")

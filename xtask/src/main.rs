@@ -1,1 +1,54 @@
-fn main() {}
+//! Project tasks, run as `cargo xtask <task>` (an alias in `.cargo/config.toml`).
+//!
+//! - `cargo xtask build`: build the book into `book/`.
+//! - `cargo xtask serve`: build the book and serve it on http://localhost:3000 with live
+//!   reload.
+//!
+//! Both install the pinned mdBook tools on first use (see `tools.rs`).
+
+mod book;
+mod tools;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "Tasks for The Real-Timer's Guide to the Computational Galaxy")]
+struct Arguments {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Build the book into `book/`.
+    Build,
+    /// Build the book and serve it with live reload.
+    Serve {
+        /// The port to serve on.
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+        /// The address to listen on (0.0.0.0 to reach it from other machines).
+        #[arg(long, default_value = "localhost")]
+        hostname: String,
+    },
+    /// Install the pinned book tools (mdbook, mdbook-katex) without building.
+    InstallTools,
+}
+
+fn main() -> ExitCode {
+    let arguments = Arguments::parse();
+    let result = match arguments.task {
+        Task::Build => book::build(),
+        Task::Serve { port, hostname } => book::serve(&hostname, port),
+        Task::InstallTools => tools::BookTools::ensure_installed().map(|_| ()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Building and serving the book with mdBook.
+
+use std::process::Command;
+
+use crate::tools::{BookTools, repository_root};
+
+pub fn build() -> Result<(), String> {
+    let tools = BookTools::ensure_installed()?;
+    check_figures_link()?;
+    let root = repository_root();
+    eprintln!("Building the book into {} …", root.join("book").display());
+    let mut command = tools.mdbook_command();
+    command.arg("build").arg(&root);
+    run(command, "mdbook build")?;
+    eprintln!("Done: open {}", root.join("book").join("index.html").display());
+    Ok(())
+}
+
+pub fn serve(hostname: &str, port: u16) -> Result<(), String> {
+    let tools = BookTools::ensure_installed()?;
+    check_figures_link()?;
+    let root = repository_root();
+    eprintln!("Serving the book on http://{hostname}:{port} (live reload; Ctrl-C stops) …");
+    let mut command = tools.mdbook_command();
+    command
+        .arg("serve")
+        .arg(&root)
+        .args(["--hostname", hostname, "--port", &port.to_string()]);
+    run(command, "mdbook serve")
+}
+
+/// mdBook only publishes files under `src/`; `src/figures` is a link to the top-level
+/// `figures/` so that the figures and their data stay in one place. A checkout that
+/// cannot hold links (Windows without developer mode) gets a clear message.
+fn check_figures_link() -> Result<(), String> {
+    let link = repository_root().join("src").join("figures");
+    if link.is_dir() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} should be a link to ../figures; on Windows enable symbolic links for git \
+             (`git config core.symlinks true`, developer mode) and check out again, or copy \
+             the figures directory there",
+            link.display()
+        ))
+    }
+}
+
+fn run(mut command: Command, what: &str) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|error| format!("cannot start {what}: {error}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status})"))
+    }
+}
