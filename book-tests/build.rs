@@ -35,7 +35,10 @@ fn main() {
             Ok(text) => {
                 let destination = output.join(chapter.strip_prefix(&book_source).unwrap());
                 write_if_changed(&destination, &text);
-                write_if_changed(&PathBuf::from(format!("{}.skt.md", destination.display())), &templates);
+                write_if_changed(
+                    &PathBuf::from(format!("{}.skt.md", destination.display())),
+                    &templates,
+                );
                 expanded_chapters.push(destination);
             }
             Err(mut error) => {

@@ -54,7 +54,10 @@ impl std::error::Error for IncludeError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Selection {
     /// Lines `start..end` (0-based, end exclusive; `None` means to the end).
-    Lines { start: usize, end: Option<usize> },
+    Lines {
+        start: usize,
+        end: Option<usize>,
+    },
     Anchor(String),
 }
 
@@ -171,13 +174,13 @@ fn render(
         }
         DirectiveKind::Include | DirectiveKind::RustdocInclude => {
             let selection = parse_selection(selection_text);
-            if let Selection::Anchor(anchor) = &selection {
-                if !has_anchor(&contents, anchor) {
-                    return Err(format!(
-                        "there is no `ANCHOR: {anchor}` … `ANCHOR_END: {anchor}` in {}",
-                        full_path.display()
-                    ));
-                }
+            if let Selection::Anchor(anchor) = &selection
+                && !has_anchor(&contents, anchor)
+            {
+                return Err(format!(
+                    "there is no `ANCHOR: {anchor}` … `ANCHOR_END: {anchor}` in {}",
+                    full_path.display()
+                ));
             }
             let text = match kind {
                 DirectiveKind::Include => take_selection(&contents, &selection),
@@ -185,7 +188,9 @@ fn render(
             };
             // For rustdoc_include the hidden lines do not count: what the reader sees
             // must not be empty.
-            let visible = text.lines().any(|line| !line.starts_with("# ") && !line.trim().is_empty());
+            let visible = text
+                .lines()
+                .any(|line| !line.starts_with("# ") && !line.trim().is_empty());
             if !visible {
                 return Err(format!(
                     "the selection of {} is empty (mdBook would silently show nothing)",
@@ -201,7 +206,10 @@ fn render(
 
 fn parse_selection(selection: Option<&str>) -> Selection {
     let Some(selection) = selection else {
-        return Selection::Lines { start: 0, end: None };
+        return Selection::Lines {
+            start: 0,
+            end: None,
+        };
     };
     let mut parts = selection.splitn(3, ':');
     let first = parts.next().unwrap_or("");
@@ -212,11 +220,23 @@ fn parse_selection(selection: Option<&str>) -> Selection {
     };
     let end = parts.next().map(str::parse::<usize>);
     match (start, end) {
-        (Some(start), Some(Ok(end))) => Selection::Lines { start, end: Some(end) },
+        (Some(start), Some(Ok(end))) => Selection::Lines {
+            start,
+            end: Some(end),
+        },
         (Some(start), Some(Err(_))) => Selection::Lines { start, end: None },
-        (Some(start), None) => Selection::Lines { start, end: Some(start + 1) },
-        (None, Some(Ok(end))) => Selection::Lines { start: 0, end: Some(end) },
-        (None, _) => Selection::Lines { start: 0, end: None },
+        (Some(start), None) => Selection::Lines {
+            start,
+            end: Some(start + 1),
+        },
+        (None, Some(Ok(end))) => Selection::Lines {
+            start: 0,
+            end: Some(end),
+        },
+        (None, _) => Selection::Lines {
+            start: 0,
+            end: None,
+        },
     }
 }
 
@@ -233,7 +253,9 @@ fn anchor_name<'line>(line: &'line str, marker: &str) -> Option<&'line str> {
     let position = line.find(marker)?;
     let after = line[position + marker.len()..].trim_start();
     let length = after
-        .find(|character: char| !(character.is_alphanumeric() || character == '_' || character == '-'))
+        .find(|character: char| {
+            !(character.is_alphanumeric() || character == '_' || character == '-')
+        })
         .unwrap_or(after.len());
     (length > 0).then(|| &after[..length])
 }
@@ -243,7 +265,9 @@ fn is_anchor_marker(line: &str) -> bool {
 }
 
 fn has_anchor(contents: &str, anchor: &str) -> bool {
-    contents.lines().any(|line| anchor_start(line) == Some(anchor))
+    contents
+        .lines()
+        .any(|line| anchor_start(line) == Some(anchor))
 }
 
 /// What `{{#include}}` shows.
@@ -285,7 +309,11 @@ fn take_rustdoc_selection(contents: &str, selection: &Selection) -> String {
         Selection::Lines { start, end } => {
             for (index, line) in contents.lines().enumerate() {
                 let shown = index >= *start && end.is_none_or(|end| index < end);
-                output.push(if shown { line.to_string() } else { format!("# {line}") });
+                output.push(if shown {
+                    line.to_string()
+                } else {
+                    format!("# {line}")
+                });
             }
         }
         Selection::Anchor(anchor) => {
@@ -412,7 +440,10 @@ mod tests {
     fn line_selections_follow_mdbook() {
         let text = "a\nb\nc\nd\ne";
         assert_eq!(take_selection(text, &parse_selection(Some("2"))), "b");
-        assert_eq!(take_selection(text, &parse_selection(Some("2:4"))), "b\nc\nd");
+        assert_eq!(
+            take_selection(text, &parse_selection(Some("2:4"))),
+            "b\nc\nd"
+        );
         assert_eq!(take_selection(text, &parse_selection(Some("4:"))), "d\ne");
         assert_eq!(take_selection(text, &parse_selection(Some(":2"))), "a\nb");
         assert_eq!(take_selection(text, &parse_selection(None)), text);
@@ -432,10 +463,7 @@ mod tests {
     #[test]
     fn rustdoc_include_hides_everything_outside_the_anchor() {
         let text = take_rustdoc_selection(SOURCE, &parse_selection(Some("inner")));
-        assert_eq!(
-            text,
-            "# one\n# two\n# three\nfour\n# five\n# six"
-        );
+        assert_eq!(text, "# one\n# two\n# three\nfour\n# five\n# six");
         let text = take_rustdoc_selection("a\nb\nc", &parse_selection(Some("2")));
         assert_eq!(text, "# a\nb\n# c");
     }
@@ -447,7 +475,10 @@ mod tests {
         let found = find_directive("{{ #rustdoc_include a.rs }}").unwrap();
         assert!(matches!(
             found.directive,
-            Found::Directive { kind: DirectiveKind::RustdocInclude, argument: "a.rs" }
+            Found::Directive {
+                kind: DirectiveKind::RustdocInclude,
+                argument: "a.rs"
+            }
         ));
         assert!(find_directive("{{#unknown a.rs}}").is_none());
         assert!(find_directive("{{#include}}").is_none());
@@ -464,7 +495,10 @@ mod tests {
 
         let text = "# Title\n\n```rust\n{{#include code.rs:inner}}\n```\n\\{{#include kept.rs}}\n";
         let expanded = expand_text(text, &directory, &chapter, None, 0).unwrap();
-        assert_eq!(expanded, "# Title\n\n```rust\nfour\n```\n{{#include kept.rs}}\n");
+        assert_eq!(
+            expanded,
+            "# Title\n\n```rust\nfour\n```\n{{#include kept.rs}}\n"
+        );
 
         let missing_anchor = "line one\n{{#include code.rs:nowhere}}\n";
         let error = expand_text(missing_anchor, &directory, &chapter, None, 0).unwrap_err();

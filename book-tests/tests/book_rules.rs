@@ -15,7 +15,10 @@ fn chapters() -> Vec<std::path::PathBuf> {
 }
 
 fn relative(path: &Path) -> String {
-    path.strip_prefix(repository_root()).unwrap_or(path).display().to_string()
+    path.strip_prefix(repository_root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -25,7 +28,12 @@ fn no_rust_block_is_ignored() {
         let text = std::fs::read_to_string(&chapter).unwrap();
         for block in code_blocks(&text) {
             if block.language() == "rust" && block.attributes().contains(&"ignore") {
-                offenders.push(format!("{}:{}: ```{}", relative(&chapter), block.line, block.info));
+                offenders.push(format!(
+                    "{}:{}: ```{}",
+                    relative(&chapter),
+                    block.line,
+                    block.info
+                ));
             }
         }
     }
@@ -48,7 +56,12 @@ fn every_heading_has_a_level() {
         let text = expand_chapter(&chapter).unwrap_or_else(|error| panic!("{error}"));
         for heading in headings(&text) {
             if heading.level().is_none() {
-                offenders.push(format!("{}:{}: {}", relative(&chapter), heading.line, heading.text));
+                offenders.push(format!(
+                    "{}:{}: {}",
+                    relative(&chapter),
+                    heading.line,
+                    heading.text
+                ));
             }
         }
     }
@@ -82,7 +95,10 @@ fn summary_links_exist_and_every_chapter_is_listed() {
     for chapter in chapters() {
         let is_summary = chapter.file_name().is_some_and(|name| name == "SUMMARY.md");
         if !is_summary && !listed.contains(&chapter) {
-            problems.push(format!("{} is not listed in src/SUMMARY.md", relative(&chapter)));
+            problems.push(format!(
+                "{} is not listed in src/SUMMARY.md",
+                relative(&chapter)
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

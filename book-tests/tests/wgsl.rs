@@ -10,9 +10,12 @@ use book_tests::{markdown_files, repository_root};
 fn validate(source: &str, name: &str) -> Result<(), String> {
     let module = naga::front::wgsl::parse_str(source)
         .map_err(|error| error.emit_to_string_with_path(source, name))?;
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-        .validate(&module)
-        .map_err(|error| error.emit_to_string_with_path(source, name))?;
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|error| error.emit_to_string_with_path(source, name))?;
     Ok(())
 }
 
@@ -40,10 +43,17 @@ fn every_shader_file_validates() {
         .unwrap()
         .flatten()
         .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "wgsl"))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "wgsl")
+        })
         .collect();
     shaders.sort();
-    assert!(!shaders.is_empty(), "no shaders found in {}", directory.display());
+    assert!(
+        !shaders.is_empty(),
+        "no shaders found in {}",
+        directory.display()
+    );
     let failures: Vec<String> = shaders
         .iter()
         .filter_map(|path| {
@@ -62,13 +72,16 @@ fn every_wgsl_block_of_the_book_validates() {
     let mut failures = Vec::new();
     for chapter in markdown_files(&repository_root().join("src")) {
         let text = std::fs::read_to_string(&chapter).unwrap();
-        for block in code_blocks(&text).iter().filter(|block| block.language() == "wgsl") {
+        for block in code_blocks(&text)
+            .iter()
+            .filter(|block| block.language() == "wgsl")
+        {
             let location = format!("{}:{}", chapter.display(), block.line);
             let files = included_files(&block.body, &chapter);
-            if files.is_empty() {
-                if let Err(error) = validate(&block.body, &location) {
-                    failures.push(error);
-                }
+            if files.is_empty()
+                && let Err(error) = validate(&block.body, &location)
+            {
+                failures.push(error);
             }
             for file in files {
                 match std::fs::read_to_string(&file) {

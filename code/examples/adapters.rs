@@ -21,13 +21,34 @@ fn main() -> ExitCode {
         let info = adapter.get_info();
         let limits = adapter.limits();
         println!("{}", describe_adapter(&info));
-        println!("  driver:                          {} {}", info.driver, info.driver_info);
-        println!("  subgroup size:                   {}..={}", info.subgroup_min_size, info.subgroup_max_size);
-        println!("  workgroup storage (bytes):       {}", limits.max_compute_workgroup_storage_size);
-        println!("  invocations per workgroup:       {}", limits.max_compute_invocations_per_workgroup);
-        println!("  workgroups per dimension:        {}", limits.max_compute_workgroups_per_dimension);
-        println!("  storage buffer binding (bytes):  {}", limits.max_storage_buffer_binding_size);
-        println!("  buffer size (bytes):             {}", limits.max_buffer_size);
+        println!(
+            "  driver:                          {} {}",
+            info.driver, info.driver_info
+        );
+        println!(
+            "  subgroup size:                   {}..={}",
+            info.subgroup_min_size, info.subgroup_max_size
+        );
+        println!(
+            "  workgroup storage (bytes):       {}",
+            limits.max_compute_workgroup_storage_size
+        );
+        println!(
+            "  invocations per workgroup:       {}",
+            limits.max_compute_invocations_per_workgroup
+        );
+        println!(
+            "  workgroups per dimension:        {}",
+            limits.max_compute_workgroups_per_dimension
+        );
+        println!(
+            "  storage buffer binding (bytes):  {}",
+            limits.max_storage_buffer_binding_size
+        );
+        println!(
+            "  buffer size (bytes):             {}",
+            limits.max_buffer_size
+        );
     }
     ExitCode::SUCCESS
 }

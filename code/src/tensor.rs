@@ -321,8 +321,7 @@ impl Comparison {
             actual.data.iter().zip(&expected.data).enumerate()
         {
             let difference = (actual_value - expected_value).abs();
-            let finite_where_expected =
-                actual_value.is_finite() || !expected_value.is_finite();
+            let finite_where_expected = actual_value.is_finite() || !expected_value.is_finite();
             if !finite_where_expected {
                 comparison.non_finite_elements += 1;
             }
@@ -338,7 +337,10 @@ impl Comparison {
             if !within {
                 comparison.elements_outside_tolerance += 1;
                 let excess = if difference.is_finite() {
-                    difference / tolerance.allowed_difference(expected_value).max(f32::MIN_POSITIVE)
+                    difference
+                        / tolerance
+                            .allowed_difference(expected_value)
+                            .max(f32::MIN_POSITIVE)
                 } else {
                     f32::INFINITY
                 };
@@ -418,14 +420,21 @@ mod tests {
         let other_seed = Tensor2d::random(17, 5, -2.0..=3.0, 43);
         assert_eq!(first, second);
         assert_ne!(first, other_seed);
-        assert!(first.as_slice().iter().all(|value| (-2.0..=3.0).contains(value)));
+        assert!(
+            first
+                .as_slice()
+                .iter()
+                .all(|value| (-2.0..=3.0).contains(value))
+        );
     }
 
     #[test]
     fn compare_finds_the_worst_element() {
         let expected = Tensor2d::from_vec(2, 2, vec![1.0, 2.0, 3.0, 4.0]).unwrap();
         let actual = Tensor2d::from_vec(2, 2, vec![1.0, 2.1, 3.0, 4.8]).unwrap();
-        let comparison = actual.compare(&expected, Tolerance::new(1e-3, 1e-6)).unwrap();
+        let comparison = actual
+            .compare(&expected, Tolerance::new(1e-3, 1e-6))
+            .unwrap();
         assert!(!comparison.passed());
         assert_eq!(comparison.elements_outside_tolerance, 2);
         let worst = comparison.worst.unwrap();

@@ -17,7 +17,9 @@ fn no_adapter_names_the_package_to_install() {
         backends: wgpu::Backends::empty(),
         selection: AdapterSelection::MostCapable,
     };
-    let error = GpuContext::with_options(&options).err().expect("no backend, no adapter");
+    let error = GpuContext::with_options(&options)
+        .err()
+        .expect("no backend, no adapter");
     assert_eq!(error, GpuError::NoAdapter);
     assert!(error.to_string().contains("mesa-vulkan-drivers"), "{error}");
 }
@@ -40,7 +42,9 @@ fn a_tensor_larger_than_a_storage_binding_is_rejected_before_allocating() {
     let context = context();
     let limit = context.limits().max_storage_buffer_binding_size;
     let rows = (limit / 4 + 1) as usize;
-    let error = GpuTensor::uninitialized(context, rows, 1, Readback::Never).err().unwrap();
+    let error = GpuTensor::uninitialized(context, rows, 1, Readback::Never)
+        .err()
+        .unwrap();
     assert!(matches!(error, GpuError::TensorTooLarge { .. }), "{error}");
 }
 
@@ -54,7 +58,16 @@ fn a_dispatch_wider_than_the_grid_allows_is_a_typed_error() {
     let bias = Tensor2d::zeros(1, columns);
     let gpu = ImmediateGpu::new(context(), ShaderCompilation::Cached);
     let error = gpu.linear(&input, &weights, &bias).unwrap_err();
-    assert!(matches!(error, GpuError::DispatchTooLarge { operation: "linear", .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            GpuError::DispatchTooLarge {
+                operation: "linear",
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]
@@ -64,41 +77,70 @@ fn mismatched_shapes_are_shape_errors() {
     let wrong_weights = Tensor2d::zeros(4, 5);
     let bias = Tensor2d::zeros(1, 5);
     let error = gpu.linear(&input, &wrong_weights, &bias).unwrap_err();
-    assert!(matches!(error, GpuError::Shape(ShapeError::Incompatible { .. })), "{error}");
+    assert!(
+        matches!(error, GpuError::Shape(ShapeError::Incompatible { .. })),
+        "{error}"
+    );
 
     let weights = Tensor2d::zeros(3, 5);
     let full_size_bias = Tensor2d::zeros(2, 5);
     let error = gpu.linear(&input, &weights, &full_size_bias).unwrap_err();
-    assert!(matches!(error, GpuError::Shape(ShapeError::Incompatible { .. })), "{error}");
+    assert!(
+        matches!(error, GpuError::Shape(ShapeError::Incompatible { .. })),
+        "{error}"
+    );
 
     let on_gpu = GpuTensor::upload(context(), &input, Readback::Never).unwrap();
     let error = on_gpu.write(context(), &Tensor2d::zeros(3, 2)).unwrap_err();
-    assert!(matches!(error, GpuError::Shape(ShapeError::Incompatible { .. })), "{error}");
+    assert!(
+        matches!(error, GpuError::Shape(ShapeError::Incompatible { .. })),
+        "{error}"
+    );
 }
 
 #[test]
 fn empty_tensors_are_shape_errors() {
-    let error = GpuTensor::upload(context(), &Tensor2d::zeros(0, 3), Readback::Needed).err().unwrap();
-    assert!(matches!(error, GpuError::Shape(ShapeError::Empty { .. })), "{error}");
+    let error = GpuTensor::upload(context(), &Tensor2d::zeros(0, 3), Readback::Needed)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(error, GpuError::Shape(ShapeError::Empty { .. })),
+        "{error}"
+    );
     let gpu = ImmediateGpu::new(context(), ShaderCompilation::Cached);
     let error = gpu.sum(&Tensor2d::zeros(3, 0)).unwrap_err();
-    assert!(matches!(error, GpuError::Shape(ShapeError::Empty { .. })), "{error}");
+    assert!(
+        matches!(error, GpuError::Shape(ShapeError::Empty { .. })),
+        "{error}"
+    );
 }
 
 #[test]
 fn downloading_a_tensor_without_staging_buffer_is_an_error() {
     let on_gpu = GpuTensor::upload(context(), &Tensor2d::zeros(2, 2), Readback::Never).unwrap();
     let error = on_gpu.download(context()).unwrap_err();
-    assert_eq!(error, GpuError::NotReadable { rows: 2, columns: 2 });
+    assert_eq!(
+        error,
+        GpuError::NotReadable {
+            rows: 2,
+            columns: 2
+        }
+    );
 }
 
 #[test]
 fn a_malformed_shader_is_a_compilation_error() {
     let error = compile_wgsl(context(), "broken", "fn main( {", "main", &[]).unwrap_err();
-    assert!(matches!(error, GpuError::ShaderCompilation { .. }), "{error}");
+    assert!(
+        matches!(error, GpuError::ShaderCompilation { .. }),
+        "{error}"
+    );
     let missing_entry = "@compute @workgroup_size(1) fn main() {}";
     let error = compile_wgsl(context(), "no such entry", missing_entry, "other", &[]).unwrap_err();
-    assert!(matches!(error, GpuError::ShaderCompilation { .. }), "{error}");
+    assert!(
+        matches!(error, GpuError::ShaderCompilation { .. }),
+        "{error}"
+    );
 }
 
 #[test]

@@ -24,7 +24,12 @@ fn relu_over_more_elements_than_one_grid_row_covers() {
     let elements = limit() * 256 + 1;
     let input = Tensor2d::random(1, elements, -1.0..=1.0, 1);
     let actual = immediate().relu(&input).unwrap();
-    assert_close(&actual, &cpu::relu(&input), Tolerance::EXACT, "relu beyond one grid row");
+    assert_close(
+        &actual,
+        &cpu::relu(&input),
+        Tolerance::EXACT,
+        "relu beyond one grid row",
+    );
 }
 
 #[test]
@@ -34,7 +39,12 @@ fn relu_in_place_over_more_elements_than_one_grid_row_covers() {
     let mut expected = tensor.clone();
     cpu::relu_in_place(&mut expected);
     immediate().relu_in_place(&mut tensor).unwrap();
-    assert_close(&tensor, &expected, Tolerance::EXACT, "relu in place beyond one grid row");
+    assert_close(
+        &tensor,
+        &expected,
+        Tolerance::EXACT,
+        "relu in place beyond one grid row",
+    );
 }
 
 #[test]
@@ -44,7 +54,12 @@ fn softmax_with_more_rows_than_one_grid_row_covers() {
     let input = Tensor2d::random(rows, 3, -3.0..=3.0, 3);
     let actual = immediate().softmax(&input).unwrap();
     let expected = cpu::softmax(&input).unwrap();
-    assert_close(&actual, &expected, Tolerance::new(2e-5, 1e-7), "softmax beyond one grid row");
+    assert_close(
+        &actual,
+        &expected,
+        Tolerance::new(2e-5, 1e-7),
+        "softmax beyond one grid row",
+    );
 }
 
 #[test]
@@ -56,5 +71,10 @@ fn linear_with_more_row_tiles_than_one_grid_axis_covers() {
     let bias = Tensor2d::random(1, 3, -1.0..=1.0, 6);
     let actual = immediate().linear(&input, &weights, &bias).unwrap();
     let expected = cpu::linear_naive(&input, &weights, &bias).unwrap();
-    assert_close(&actual, &expected, Tolerance::new(1e-5, 1e-6), "linear beyond one grid axis");
+    assert_close(
+        &actual,
+        &expected,
+        Tolerance::new(1e-5, 1e-6),
+        "linear beyond one grid axis",
+    );
 }

@@ -46,7 +46,12 @@ fn linear_matches_the_cpu() {
         let bias = Tensor2d::random(1, columns, -1.0..=1.0, seed + 200);
         let expected = cpu::linear_naive(&input, &weights, &bias).unwrap();
         let actual = gpu.linear(&input, &weights, &bias).unwrap();
-        assert_close(&actual, &expected, linear_tolerance(inner), &format!("linear {rows}×{inner}·{inner}×{columns}"));
+        assert_close(
+            &actual,
+            &expected,
+            linear_tolerance(inner),
+            &format!("linear {rows}×{inner}·{inner}×{columns}"),
+        );
     }
 }
 
@@ -60,7 +65,12 @@ fn linear_relu_matches_the_cpu() {
         let bias = Tensor2d::random(1, columns, -1.0..=1.0, seed + 200);
         let expected = cpu::linear_relu_fused(&input, &weights, &bias).unwrap();
         let actual = gpu.linear_relu(&input, &weights, &bias).unwrap();
-        assert_close(&actual, &expected, linear_tolerance(inner), &format!("linear+relu {rows}×{inner}·{inner}×{columns}"));
+        assert_close(
+            &actual,
+            &expected,
+            linear_tolerance(inner),
+            &format!("linear+relu {rows}×{inner}·{inner}×{columns}"),
+        );
     }
 }
 
@@ -71,7 +81,12 @@ fn relu_matches_the_cpu_exactly() {
         let input = Tensor2d::random(rows, columns, -1.0..=1.0, seed as u64);
         let expected = cpu::relu(&input);
         let actual = gpu.relu(&input).unwrap();
-        assert_close(&actual, &expected, Tolerance::EXACT, &format!("relu {rows}×{columns}"));
+        assert_close(
+            &actual,
+            &expected,
+            Tolerance::EXACT,
+            &format!("relu {rows}×{columns}"),
+        );
     }
 }
 
@@ -83,7 +98,12 @@ fn relu_in_place_matches_the_cpu_exactly() {
         let mut expected = tensor.clone();
         cpu::relu_in_place(&mut expected);
         gpu.relu_in_place(&mut tensor).unwrap();
-        assert_close(&tensor, &expected, Tolerance::EXACT, &format!("relu in place {rows}×{columns}"));
+        assert_close(
+            &tensor,
+            &expected,
+            Tolerance::EXACT,
+            &format!("relu in place {rows}×{columns}"),
+        );
     }
 }
 
@@ -98,17 +118,28 @@ fn softmax_matches_the_cpu() {
         let input = Tensor2d::random(rows, columns, -10.0..=10.0, seed as u64 + 70);
         let expected = cpu::softmax(&input).unwrap();
         let actual = gpu.softmax(&input).unwrap();
-        assert_close(&actual, &expected, SOFTMAX_TOLERANCE, &format!("softmax {rows}×{columns}"));
+        assert_close(
+            &actual,
+            &expected,
+            SOFTMAX_TOLERANCE,
+            &format!("softmax {rows}×{columns}"),
+        );
     }
 }
 
 #[test]
 fn softmax_is_stable_for_large_inputs() {
-    let input = Tensor2d::from_vec(2, 3, vec![1000.0, 1001.0, 1002.0, -1000.0, 0.0, 1000.0]).unwrap();
+    let input =
+        Tensor2d::from_vec(2, 3, vec![1000.0, 1001.0, 1002.0, -1000.0, 0.0, 1000.0]).unwrap();
     let actual = immediate().softmax(&input).unwrap();
     let expected = cpu::softmax(&input).unwrap();
     assert!(actual.as_slice().iter().all(|value| value.is_finite()));
-    assert_close(&actual, &expected, SOFTMAX_TOLERANCE, "softmax of large inputs");
+    assert_close(
+        &actual,
+        &expected,
+        SOFTMAX_TOLERANCE,
+        "softmax of large inputs",
+    );
 }
 
 /// A tree sum adds in a different order than a loop. Its rounding error is bounded by
@@ -133,7 +164,11 @@ fn sum_matches_the_exact_sum() {
         let actual = gpu.sum(&input).unwrap();
         assert_sum_close(actual, input.as_slice(), &format!("sum {rows}×{columns}"));
         let cpu_sum = cpu::sum_single_accumulator(input.as_slice());
-        assert_sum_close(cpu_sum, input.as_slice(), &format!("cpu sum {rows}×{columns}"));
+        assert_sum_close(
+            cpu_sum,
+            input.as_slice(),
+            &format!("cpu sum {rows}×{columns}"),
+        );
     }
 }
 

@@ -12,7 +12,10 @@ pub fn build() -> Result<(), String> {
     let mut command = tools.mdbook_command();
     command.arg("build").arg(&root);
     run(command, "mdbook build")?;
-    eprintln!("Done: open {}", root.join("book").join("index.html").display());
+    eprintln!(
+        "Done: open {}",
+        root.join("book").join("index.html").display()
+    );
     Ok(())
 }
 

@@ -24,17 +24,22 @@ impl BookTools {
         let mut mdbook = None;
         for (name, version) in &pins {
             let binary = ensure_tool(name, version, &install_root)?;
-            if let Some(directory) = binary.parent() {
-                if !directory.as_os_str().is_empty() && !search_path.contains(&directory.to_path_buf()) {
-                    search_path.push(directory.to_path_buf());
-                }
+            if let Some(directory) = binary.parent()
+                && !directory.as_os_str().is_empty()
+                && !search_path.contains(&directory.to_path_buf())
+            {
+                search_path.push(directory.to_path_buf());
             }
             if name == "mdbook" {
                 mdbook = Some(binary);
             }
         }
-        let mdbook = mdbook.ok_or("Cargo.toml pins no `mdbook` under [workspace.metadata.book-tools]")?;
-        Ok(BookTools { mdbook, search_path })
+        let mdbook =
+            mdbook.ok_or("Cargo.toml pins no `mdbook` under [workspace.metadata.book-tools]")?;
+        Ok(BookTools {
+            mdbook,
+            search_path,
+        })
     }
 
     /// A command for `mdbook` with the preprocessors on its `PATH`.
@@ -43,7 +48,10 @@ impl BookTools {
         let existing = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = self.search_path.clone();
         paths.extend(std::env::split_paths(&existing));
-        command.env("PATH", std::env::join_paths(paths).expect("valid PATH entries"));
+        command.env(
+            "PATH",
+            std::env::join_paths(paths).expect("valid PATH entries"),
+        );
         command
     }
 }
@@ -73,7 +81,9 @@ fn read_pins(root: &Path) -> Result<Vec<(String, String)>, String> {
         .iter()
         .map(|(name, version)| match version.as_str() {
             Some(version) => Ok((name.clone(), version.to_string())),
-            None => Err(format!("the pin of {name} in [workspace.metadata.book-tools] is not a string")),
+            None => Err(format!(
+                "the pin of {name} in [workspace.metadata.book-tools] is not a string"
+            )),
         })
         .collect()
 }

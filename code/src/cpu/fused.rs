@@ -40,7 +40,7 @@ pub fn linear_relu_fused(
 ///
 /// Softmax needs the whole row (its maximum and its sum) before it can write anything,
 /// which is why the fusion works a row at a time rather than an element at a time. As
-/// for [`crate::cpu::softmax`], zero outputs (rows with no columns) are an error.
+/// for [`crate::cpu::softmax()`], zero outputs (rows with no columns) are an error.
 pub fn linear_relu_softmax_fused(
     input: &Tensor2d,
     weights: &Tensor2d,

@@ -11,7 +11,7 @@
 //! floats at a time. The variants below go from the textbook loop to one that streams
 //! through contiguous memory and stays inside the caches.
 
-use crate::tensor::{ShapeError, Tensor2d};
+use crate::tensor::{ShapeError, Tensor2d, linear_output_shape};
 
 // ANCHOR: check_linear_shapes
 /// Checks that `input · weights + bias` is defined and returns the output shape
@@ -24,27 +24,7 @@ pub fn check_linear_shapes(
     weights: &Tensor2d,
     bias: &Tensor2d,
 ) -> Result<(usize, usize), ShapeError> {
-    if weights.rows() != input.columns() {
-        return Err(ShapeError::Incompatible {
-            operation: "linear",
-            expectation: "the weights need one row per input column (rows×inner · inner×outputs)",
-            left_name: "input",
-            left: input.shape(),
-            right_name: "weights",
-            right: weights.shape(),
-        });
-    }
-    if bias.shape() != (1, weights.columns()) {
-        return Err(ShapeError::Incompatible {
-            operation: "linear",
-            expectation: "the bias must be one row with one value per weight column (1×outputs)",
-            left_name: "weights",
-            left: weights.shape(),
-            right_name: "bias",
-            right: bias.shape(),
-        });
-    }
-    Ok((input.rows(), weights.columns()))
+    linear_output_shape(input.shape(), weights.shape(), bias.shape())
 }
 // ANCHOR_END: check_linear_shapes
 
@@ -239,7 +219,7 @@ fn check_transposed_linear_shapes(
     if bias.shape() != (1, transposed_weights.rows()) {
         return Err(ShapeError::Incompatible {
             operation: "linear_transposed_weights",
-            expectation: "the bias must be one row with one value per transposed weight row (1×outputs)",
+            expectation: "the bias must be one row with one value per output (1×outputs)",
             left_name: "transposed weights",
             left: transposed_weights.shape(),
             right_name: "bias",

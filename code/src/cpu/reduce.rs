@@ -26,9 +26,9 @@ pub fn sum_single_accumulator(values: &[f32]) -> f32 {
 // ANCHOR_END: sum_single_accumulator
 
 // ANCHOR: sum_several_accumulators
-/// The sum of the values, using [`ACCUMULATORS`] independent accumulators: value number
-/// `position` goes to accumulator `position % ACCUMULATORS`, and the accumulators are
-/// added together at the end.
+/// The sum of the values, using `ACCUMULATORS` (eight) independent accumulators: the
+/// value at `position` goes to accumulator `position % ACCUMULATORS`, and the
+/// accumulators are added together at the end.
 ///
 /// The independent accumulators break the single dependency chain into several, so the
 /// pipeline can have several additions in flight at once. The price is that the values
@@ -68,8 +68,8 @@ pub fn max_single_accumulator(values: &[f32]) -> Option<f32> {
 // ANCHOR_END: max_single_accumulator
 
 // ANCHOR: max_several_accumulators
-/// The largest value with [`ACCUMULATORS`] independent accumulators, or `None` for an
-/// empty slice.
+/// The largest value with `ACCUMULATORS` (eight) independent accumulators, or `None`
+/// for an empty slice.
 ///
 /// Unlike a sum, the maximum does not depend on the order in which values are compared,
 /// so this always agrees exactly with [`max_single_accumulator`]. Every accumulator

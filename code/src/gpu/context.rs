@@ -127,7 +127,10 @@ impl GpuContext {
     /// so one is enough.
     pub fn shared() -> Result<&'static GpuContext, GpuError> {
         static SHARED: OnceLock<Result<GpuContext, GpuError>> = OnceLock::new();
-        SHARED.get_or_init(GpuContext::new).as_ref().map_err(Clone::clone)
+        SHARED
+            .get_or_init(GpuContext::new)
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     pub fn device(&self) -> &wgpu::Device {
@@ -208,7 +211,10 @@ fn choose_adapter(
         .collect();
     candidates.sort_by_key(|adapter| {
         let info = adapter.get_info();
-        (capability_rank(info.device_type), backend_rank(info.backend))
+        (
+            capability_rank(info.device_type),
+            backend_rank(info.backend),
+        )
     });
     candidates
         .into_iter()

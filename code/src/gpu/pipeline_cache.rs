@@ -44,7 +44,10 @@ impl PipelineCache {
         kernel: Kernel,
     ) -> Result<wgpu::ComputePipeline, GpuError> {
         if self.compilation == ShaderCompilation::Cached {
-            let pipelines = self.pipelines.lock().unwrap_or_else(|poison| poison.into_inner());
+            let pipelines = self
+                .pipelines
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
             if let Some(pipeline) = pipelines.get(&kernel) {
                 // A pipeline handle is reference-counted: cloning it is cheap.
                 return Ok(pipeline.clone());

@@ -63,7 +63,8 @@ pub fn record_linear(
         });
     }
     // Row tiles spread over y and z when there are too many for y alone.
-    let row_grid = WorkgroupGrid::covering(workgroups_for(output.rows(), LINEAR_TILE), limit, "linear")?;
+    let row_grid =
+        WorkgroupGrid::covering(workgroups_for(output.rows(), LINEAR_TILE), limit, "linear")?;
     let dimensions = uniform_buffer(
         context,
         &LinearDimensions {
@@ -76,7 +77,13 @@ pub fn record_linear(
     let bind_group = bind_buffers(
         context,
         pipeline,
-        &[input.buffer(), weights.buffer(), bias.buffer(), output.buffer(), &dimensions],
+        &[
+            input.buffer(),
+            weights.buffer(),
+            bias.buffer(),
+            output.buffer(),
+            &dimensions,
+        ],
     );
     let grid = WorkgroupGrid {
         x: column_tiles as u32,
@@ -99,7 +106,11 @@ pub fn record_relu(
     expect_shape("relu output", output, input.shape())?;
     let grid = element_grid(context, input.len(), "relu")?;
     let count = uniform_buffer(context, &element_count(input.len()));
-    let bind_group = bind_buffers(context, pipeline, &[input.buffer(), output.buffer(), &count]);
+    let bind_group = bind_buffers(
+        context,
+        pipeline,
+        &[input.buffer(), output.buffer(), &count],
+    );
     record_dispatch(encoder, pipeline, &bind_group, grid);
     Ok(())
 }
@@ -136,7 +147,11 @@ pub fn record_softmax(
             columns: input.columns() as u32,
         },
     );
-    let bind_group = bind_buffers(context, pipeline, &[input.buffer(), output.buffer(), &dimensions]);
+    let bind_group = bind_buffers(
+        context,
+        pipeline,
+        &[input.buffer(), output.buffer(), &dimensions],
+    );
     record_dispatch(encoder, pipeline, &bind_group, grid);
     Ok(())
 }
@@ -157,7 +172,11 @@ pub fn record_reduction(
     loop {
         let blocks = workgroups_for(remaining, REDUCTION_BLOCK);
         let is_last_pass = blocks == 1;
-        let readback = if is_last_pass { Readback::Needed } else { Readback::Never };
+        let readback = if is_last_pass {
+            Readback::Needed
+        } else {
+            Readback::Never
+        };
         let output = GpuTensor::uninitialized(context, 1, blocks as usize, readback)?;
         if let Some(value) = fill_outputs {
             output.fill(context, value);
@@ -165,7 +184,11 @@ pub fn record_reduction(
         let source = pass_outputs.last().unwrap_or(input);
         let grid = WorkgroupGrid::covering(blocks, limit, "reduction")?;
         let count = uniform_buffer(context, &element_count(remaining));
-        let bind_group = bind_buffers(context, pipeline, &[source.buffer(), output.buffer(), &count]);
+        let bind_group = bind_buffers(
+            context,
+            pipeline,
+            &[source.buffer(), output.buffer(), &count],
+        );
         record_dispatch(encoder, pipeline, &bind_group, grid);
         pass_outputs.push(output);
         if is_last_pass {
@@ -210,11 +233,13 @@ fn bind_buffers(
             resource: buffer.as_entire_binding(),
         })
         .collect();
-    context.device().create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    })
+    context
+        .device()
+        .create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
 }
 
 fn uniform_buffer<T: bytemuck::Pod>(context: &GpuContext, value: &T) -> wgpu::Buffer {

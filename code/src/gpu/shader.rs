@@ -45,7 +45,10 @@ pub fn compile_wgsl(
 // ANCHOR_END: compile_wgsl
 
 /// Compiles one of the crate's hand-written kernels.
-pub fn compile_kernel(context: &GpuContext, kernel: Kernel) -> Result<wgpu::ComputePipeline, GpuError> {
+pub fn compile_kernel(
+    context: &GpuContext,
+    kernel: Kernel,
+) -> Result<wgpu::ComputePipeline, GpuError> {
     compile_wgsl(
         context,
         kernel.label(),

@@ -72,7 +72,8 @@ impl GpuTensor {
         tensor: &Tensor2d,
         readback: Readback,
     ) -> Result<GpuTensor, GpuError> {
-        let gpu_tensor = GpuTensor::uninitialized(context, tensor.rows(), tensor.columns(), readback)?;
+        let gpu_tensor =
+            GpuTensor::uninitialized(context, tensor.rows(), tensor.columns(), readback)?;
         gpu_tensor.write(context, tensor)?;
         Ok(gpu_tensor)
     }
@@ -111,11 +112,12 @@ impl GpuTensor {
     // ANCHOR: download
     /// Copies the tensor back to the CPU: storage buffer → staging buffer → mapped memory.
     pub fn download(&self, context: &GpuContext) -> Result<Tensor2d, GpuError> {
-        let mut encoder = context
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("download"),
-            });
+        let mut encoder =
+            context
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("download"),
+                });
         self.record_copy_to_staging(&mut encoder)?;
         context.queue().submit([encoder.finish()]);
         self.read_staging(context)
@@ -123,7 +125,10 @@ impl GpuTensor {
 
     /// Records the copy into the staging buffer into an encoder, so that a whole graph
     /// and its readback can go to the GPU in one submission.
-    pub fn record_copy_to_staging(&self, encoder: &mut wgpu::CommandEncoder) -> Result<(), GpuError> {
+    pub fn record_copy_to_staging(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<(), GpuError> {
         let staging = self.staging()?;
         encoder.copy_buffer_to_buffer(&self.storage, 0, staging, 0, self.size_in_bytes());
         Ok(())
@@ -156,9 +161,11 @@ impl GpuTensor {
                 reason: error.to_string(),
             })?;
         let values: Vec<f32> = {
-            let mapped = slice.get_mapped_range().map_err(|error| GpuError::Readback {
-                reason: error.to_string(),
-            })?;
+            let mapped = slice
+                .get_mapped_range()
+                .map_err(|error| GpuError::Readback {
+                    reason: error.to_string(),
+                })?;
             bytemuck::cast_slice(&mapped).to_vec()
         };
         staging.unmap();

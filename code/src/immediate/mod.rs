@@ -7,7 +7,9 @@
 use crate::gpu::record::{
     record_linear, record_reduction, record_relu, record_relu_in_place, record_softmax,
 };
-use crate::gpu::{GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation};
+use crate::gpu::{
+    GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation,
+};
 use crate::tensor::{ShapeError, Tensor2d, linear_output_shape};
 
 // ANCHOR: immediate_gpu
@@ -79,7 +81,15 @@ impl<'context> ImmediateGpu<'context> {
         let bias = GpuTensor::upload(context, bias, Readback::Never)?;
         let output = self.output(rows, columns)?;
         let mut encoder = self.encoder();
-        record_linear(context, &mut encoder, &pipeline, &input, &weights, &bias, &output)?;
+        record_linear(
+            context,
+            &mut encoder,
+            &pipeline,
+            &input,
+            &weights,
+            &bias,
+            &output,
+        )?;
         self.submit_and_download(encoder, &output)
     }
     // ANCHOR_END: immediate_linear
@@ -140,7 +150,13 @@ impl<'context> ImmediateGpu<'context> {
         let pipeline = self.pipelines.pipeline(context, kernel)?;
         let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
         let mut encoder = self.encoder();
-        let result = record_reduction(context, &mut encoder, &pipeline, &input_on_gpu, self.fill_outputs)?;
+        let result = record_reduction(
+            context,
+            &mut encoder,
+            &pipeline,
+            &input_on_gpu,
+            self.fill_outputs,
+        )?;
         Ok(self.submit_and_download(encoder, &result)?.get(0, 0))
     }
 

@@ -1,0 +1,84 @@
+//! Every GPU operator in immediate mode, with and without the pipeline cache.
+//!
+//! Each measured call is a full round trip: upload the inputs, (compile the shader,)
+//! dispatch, wait, read the output back. The adapter is printed first; on lavapipe these
+//! numbers describe a CPU emulating a GPU, never a GPU.
+//!
+//! `cargo bench -p galaxy --bench gpu_operators`
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use galaxy::Tensor2d;
+use galaxy::gpu::{GpuContext, ShaderCompilation};
+use galaxy::immediate::ImmediateGpu;
+
+const COMPILATIONS: [(&str, ShaderCompilation); 2] = [
+    ("compile_every_call", ShaderCompilation::EveryCall),
+    ("cached", ShaderCompilation::Cached),
+];
+
+fn context() -> &'static GpuContext {
+    let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+    eprintln!("GPU adapter: {}", context.describe());
+    context
+}
+
+fn linear(criterion: &mut Criterion) {
+    let context = context();
+    let size = 256;
+    let input = Tensor2d::random(size, size, -1.0..=1.0, 1);
+    let weights = Tensor2d::random(size, size, -1.0..=1.0, 2);
+    let bias = Tensor2d::random(1, size, -1.0..=1.0, 3);
+    let mut group = criterion.benchmark_group("gpu_linear_256");
+    for (name, compilation) in COMPILATIONS {
+        let gpu = ImmediateGpu::new(context, compilation);
+        group.bench_function(BenchmarkId::new("linear", name), |bencher| {
+            bencher.iter(|| gpu.linear(black_box(&input), &weights, &bias).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("linear_relu", name), |bencher| {
+            bencher.iter(|| gpu.linear_relu(black_box(&input), &weights, &bias).unwrap())
+        });
+    }
+    group.finish();
+}
+
+fn element_wise_and_rows(criterion: &mut Criterion) {
+    let context = context();
+    let input = Tensor2d::random(1024, 1024, -1.0..=1.0, 4);
+    let mut group = criterion.benchmark_group("gpu_1024x1024");
+    for (name, compilation) in COMPILATIONS {
+        let gpu = ImmediateGpu::new(context, compilation);
+        group.bench_function(BenchmarkId::new("relu", name), |bencher| {
+            bencher.iter(|| gpu.relu(black_box(&input)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("relu_in_place", name), |bencher| {
+            bencher.iter_batched(
+                || input.clone(),
+                |mut tensor| gpu.relu_in_place(&mut tensor).unwrap(),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("softmax", name), |bencher| {
+            bencher.iter(|| gpu.softmax(black_box(&input)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("sum", name), |bencher| {
+            bencher.iter(|| gpu.sum(black_box(&input)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("max", name), |bencher| {
+            bencher.iter(|| gpu.max(black_box(&input)).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = linear, element_wise_and_rows
+}
+criterion_main!(benches);
