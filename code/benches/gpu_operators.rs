@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use galaxy::Tensor2d;
-use galaxy::gpu::{GpuContext, ShaderCompilation};
+use galaxy::gpu::{GpuContext, Reduction, ReductionStrategy, ShaderCompilation};
 use galaxy::immediate::ImmediateGpu;
 
 const COMPILATIONS: [(&str, ShaderCompilation); 2] = [
@@ -73,12 +73,34 @@ fn element_wise_and_rows(criterion: &mut Criterion) {
     group.finish();
 }
 
+/// The two ways a workgroup combines values: a tree in workgroup memory with a barrier
+/// per step, or subgroup operations (only where the device has them).
+fn reduction_strategies(criterion: &mut Criterion) {
+    let context = context();
+    let input = Tensor2d::random(1024, 1024, -1.0..=1.0, 5);
+    let gpu = ImmediateGpu::new(context, ShaderCompilation::Cached);
+    let mut strategies = vec![("workgroup_memory", ReductionStrategy::WorkgroupMemory)];
+    if context.supports_subgroups() {
+        strategies.push(("subgroups", ReductionStrategy::Subgroups));
+    }
+    let mut group = criterion.benchmark_group("gpu_reduction_1024x1024");
+    for (name, strategy) in strategies {
+        for reduction in [Reduction::Sum, Reduction::Max] {
+            let id = BenchmarkId::new(format!("{reduction:?}").to_lowercase(), name);
+            group.bench_function(id, |bencher| {
+                bencher.iter(|| gpu.reduce(reduction, strategy, black_box(&input)).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = linear, element_wise_and_rows
+    targets = linear, element_wise_and_rows, reduction_strategies
 }
 criterion_main!(benches);

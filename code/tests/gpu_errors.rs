@@ -4,8 +4,8 @@ mod common;
 
 use common::context;
 use galaxy::gpu::{
-    AdapterSelection, ContextOptions, GpuContext, GpuError, GpuTensor, Readback, ShaderCompilation,
-    compile_wgsl,
+    AdapterSelection, ContextOptions, GpuContext, GpuError, GpuTensor, Readback, Reduction,
+    ReductionStrategy, ShaderCompilation, compile_wgsl,
 };
 use galaxy::immediate::ImmediateGpu;
 use galaxy::{ShapeError, Tensor2d};
@@ -16,6 +16,8 @@ fn no_adapter_names_the_package_to_install() {
     let options = ContextOptions {
         backends: wgpu::Backends::empty(),
         selection: AdapterSelection::MostCapable,
+        required_limits: None,
+        required_features: None,
     };
     let error = GpuContext::with_options(&options)
         .err()
@@ -29,12 +31,76 @@ fn an_unknown_adapter_name_lists_the_adapters_found() {
     let options = ContextOptions {
         backends: wgpu::Backends::PRIMARY,
         selection: AdapterSelection::NameContains("no adapter is called this".into()),
+        required_limits: None,
+        required_features: None,
     };
     match GpuContext::with_options(&options) {
         Err(GpuError::NoMatchingAdapter { available, .. }) => assert!(!available.is_empty()),
         Err(other) => panic!("expected NoMatchingAdapter, got {other}"),
         Ok(_) => panic!("expected NoMatchingAdapter, got a context"),
     }
+}
+
+#[test]
+fn limits_beyond_the_adapter_are_a_device_request_error() {
+    let impossible = wgpu::Limits {
+        max_compute_workgroup_storage_size: u32::MAX,
+        ..context().limits()
+    };
+    let options = ContextOptions {
+        required_limits: Some(impossible),
+        ..ContextOptions::from_environment()
+    };
+    match GpuContext::with_options(&options) {
+        Err(GpuError::DeviceRequest { reason, .. }) => assert!(!reason.is_empty()),
+        Err(other) => panic!("expected DeviceRequest, got {other}"),
+        Ok(_) => panic!("expected DeviceRequest, got a context"),
+    }
+}
+
+#[test]
+fn reading_back_from_a_destroyed_device_is_a_readback_error() {
+    // A context of its own: destroying the shared one would break the other tests.
+    let context = GpuContext::new().unwrap_or_else(|error| panic!("{error}"));
+    let tensor = GpuTensor::upload(&context, &Tensor2d::zeros(4, 4), Readback::Needed).unwrap();
+    context.device().destroy();
+    let error = tensor.download(&context).unwrap_err();
+    assert!(matches!(error, GpuError::Readback { .. }), "{error}");
+}
+
+#[test]
+fn a_subgroup_kernel_on_a_device_without_subgroups_is_a_missing_feature_error() {
+    let options = ContextOptions {
+        required_features: Some(wgpu::Features::empty()),
+        ..ContextOptions::from_environment()
+    };
+    let context = GpuContext::with_options(&options).unwrap_or_else(|error| panic!("{error}"));
+    assert!(!context.supports_subgroups());
+    let gpu = ImmediateGpu::new(&context, ShaderCompilation::Cached);
+    // The automatic choice falls back to workgroup memory ...
+    assert_eq!(
+        gpu.best_reduction_strategy(),
+        ReductionStrategy::WorkgroupMemory
+    );
+    assert_eq!(gpu.sum(&Tensor2d::filled(3, 5, 2.0)).unwrap(), 30.0);
+    // ... and asking for subgroups explicitly is a typed error.
+    let error = gpu
+        .reduce(
+            Reduction::Sum,
+            ReductionStrategy::Subgroups,
+            &Tensor2d::zeros(2, 2),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            GpuError::MissingFeature {
+                kernel: "subgroup_sum",
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]

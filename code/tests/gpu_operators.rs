@@ -7,7 +7,7 @@ mod common;
 
 use common::{SHAPES, assert_close, context};
 use galaxy::cpu;
-use galaxy::gpu::ShaderCompilation;
+use galaxy::gpu::{Reduction, ReductionStrategy, ShaderCompilation};
 use galaxy::immediate::ImmediateGpu;
 use galaxy::{Tensor2d, Tolerance};
 
@@ -155,34 +155,57 @@ fn assert_sum_close(actual: f32, values: &[f32], what: &str) {
     );
 }
 
+/// The reduction strategies this device can run: workgroup memory always, subgroups
+/// where the device has them (lavapipe does, with 8 lanes).
+fn strategies() -> Vec<ReductionStrategy> {
+    let mut strategies = vec![ReductionStrategy::WorkgroupMemory];
+    if context().supports_subgroups() {
+        strategies.push(ReductionStrategy::Subgroups);
+    }
+    strategies
+}
+
+const REDUCTION_EXTRA_SHAPES: [(usize, usize); 3] = [(1, 1024), (1, 1025), (1024, 1025)];
+
 #[test]
 fn sum_matches_the_exact_sum() {
     let gpu = immediate();
-    let extra_shapes = [(1, 1024), (1, 1025), (1024, 1025)];
-    for (seed, &(rows, columns)) in SHAPES.iter().chain(&extra_shapes).enumerate() {
-        let input = Tensor2d::random(rows, columns, -1.0..=1.0, seed as u64 + 90);
-        let actual = gpu.sum(&input).unwrap();
-        assert_sum_close(actual, input.as_slice(), &format!("sum {rows}×{columns}"));
-        let cpu_sum = cpu::sum_single_accumulator(input.as_slice());
-        assert_sum_close(
-            cpu_sum,
-            input.as_slice(),
-            &format!("cpu sum {rows}×{columns}"),
-        );
+    for strategy in strategies() {
+        for (seed, &(rows, columns)) in SHAPES.iter().chain(&REDUCTION_EXTRA_SHAPES).enumerate() {
+            let input = Tensor2d::random(rows, columns, -1.0..=1.0, seed as u64 + 90);
+            let actual = gpu.reduce(Reduction::Sum, strategy, &input).unwrap();
+            assert_sum_close(
+                actual,
+                input.as_slice(),
+                &format!("{strategy:?} sum {rows}×{columns}"),
+            );
+        }
     }
+    let input = Tensor2d::random(33, 65, -1.0..=1.0, 7);
+    assert_sum_close(
+        gpu.sum(&input).unwrap(),
+        input.as_slice(),
+        "sum, best strategy",
+    );
+    let cpu_sum = cpu::sum_single_accumulator(input.as_slice());
+    assert_sum_close(cpu_sum, input.as_slice(), "cpu sum");
 }
 
 #[test]
 fn max_matches_the_cpu_exactly() {
     let gpu = immediate();
-    let extra_shapes = [(1, 1024), (1, 1025), (1024, 1025)];
-    for (seed, &(rows, columns)) in SHAPES.iter().chain(&extra_shapes).enumerate() {
-        // All negative, so a kernel that wrongly mixes in a zero gets caught.
-        let input = Tensor2d::random(rows, columns, -5.0..=-1.0, seed as u64 + 110);
-        let expected = cpu::max_single_accumulator(input.as_slice()).unwrap();
-        let actual = gpu.max(&input).unwrap();
-        assert_eq!(actual, expected, "max {rows}×{columns}");
+    for strategy in strategies() {
+        for (seed, &(rows, columns)) in SHAPES.iter().chain(&REDUCTION_EXTRA_SHAPES).enumerate() {
+            // All negative, so a kernel that wrongly mixes in a zero gets caught.
+            let input = Tensor2d::random(rows, columns, -5.0..=-1.0, seed as u64 + 110);
+            let expected = cpu::max_single_accumulator(input.as_slice()).unwrap();
+            let actual = gpu.reduce(Reduction::Max, strategy, &input).unwrap();
+            assert_eq!(actual, expected, "{strategy:?} max {rows}×{columns}");
+        }
     }
+    let input = Tensor2d::random(33, 65, -5.0..=-1.0, 8);
+    let expected = cpu::max_single_accumulator(input.as_slice()).unwrap();
+    assert_eq!(gpu.max(&input).unwrap(), expected, "max, best strategy");
 }
 
 #[test]

@@ -44,12 +44,21 @@ impl AdapterSelection {
     }
 }
 
-/// Where to look for adapters and which one to take.
+/// Where to look for adapters, which one to take, and what to ask of it.
 #[derive(Debug, Clone)]
 pub struct ContextOptions {
     pub backends: wgpu::Backends,
     pub selection: AdapterSelection,
+    /// The limits to request; `None` requests everything the adapter offers.
+    pub required_limits: Option<wgpu::Limits>,
+    /// The features to request; `None` requests those of [`OPTIONAL_FEATURES`] the
+    /// adapter has.
+    pub required_features: Option<wgpu::Features>,
 }
+
+/// The features the crate's kernels can use. None is required: every kernel that uses
+/// one has a fallback without it.
+pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP;
 
 impl ContextOptions {
     /// The primary backends (Vulkan, Metal, DirectX 12), plus OpenGL only when
@@ -64,6 +73,8 @@ impl ContextOptions {
         ContextOptions {
             backends,
             selection,
+            required_limits: None,
+            required_features: None,
         }
     }
 }
@@ -95,10 +106,15 @@ impl GpuContext {
         // wgpu's default limits are the lowest common denominator of all GPUs (16 KiB of
         // workgroup memory, 256 invocations per workgroup). Ask for what this adapter
         // really offers instead.
-        let limits = adapter.limits();
+        let limits = options
+            .required_limits
+            .clone()
+            .unwrap_or_else(|| adapter.limits());
         // Subgroup operations (warp shuffles) where the adapter has them; kernels that use
         // them check `supports_subgroups` and fall back to workgroup memory otherwise.
-        let features = adapter.features() & wgpu::Features::SUBGROUP;
+        let features = options
+            .required_features
+            .unwrap_or_else(|| adapter.features() & OPTIONAL_FEATURES);
 
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("galaxy device"),

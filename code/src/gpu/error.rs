@@ -67,6 +67,15 @@ pub enum GpuError {
     #[error("the shader {label:?} failed to compile: {message}")]
     ShaderCompilation { label: String, message: String },
 
+    /// A kernel needs a device feature this device was created without.
+    #[error(
+        "the kernel {kernel:?} needs the device feature {feature}, which this device does not have"
+    )]
+    MissingFeature {
+        kernel: &'static str,
+        feature: String,
+    },
+
     /// Mapping a staging buffer or waiting for the device failed (for example because the
     /// device was lost).
     #[error("reading a result back from the GPU failed: {reason}")]

@@ -16,10 +16,14 @@ pub enum Kernel {
     Softmax,
     Sum,
     Max,
+    /// `Sum` with subgroup operations; needs the SUBGROUP feature.
+    SubgroupSum,
+    /// `Max` with subgroup operations; needs the SUBGROUP feature.
+    SubgroupMax,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 7] = [
+    pub const ALL: [Kernel; 9] = [
         Kernel::Linear,
         Kernel::LinearRelu,
         Kernel::Relu,
@@ -27,6 +31,8 @@ impl Kernel {
         Kernel::Softmax,
         Kernel::Sum,
         Kernel::Max,
+        Kernel::SubgroupSum,
+        Kernel::SubgroupMax,
     ];
 
     /// The WGSL source text.
@@ -37,13 +43,16 @@ impl Kernel {
             Kernel::ReluInPlace => include_str!("../../../shaders/relu_in_place.wgsl"),
             Kernel::Softmax => include_str!("../../../shaders/softmax.wgsl"),
             Kernel::Sum | Kernel::Max => include_str!("../../../shaders/reduce.wgsl"),
+            Kernel::SubgroupSum | Kernel::SubgroupMax => {
+                include_str!("../../../shaders/reduce_subgroup.wgsl")
+            }
         }
     }
 
     pub fn entry_point(self) -> &'static str {
         match self {
-            Kernel::Sum => "sum",
-            Kernel::Max => "max_value",
+            Kernel::Sum | Kernel::SubgroupSum => "sum",
+            Kernel::Max | Kernel::SubgroupMax => "max_value",
             _ => "main",
         }
     }
@@ -66,7 +75,44 @@ impl Kernel {
             Kernel::Softmax => "softmax",
             Kernel::Sum => "sum",
             Kernel::Max => "max",
+            Kernel::SubgroupSum => "subgroup_sum",
+            Kernel::SubgroupMax => "subgroup_max",
+        }
+    }
+
+    /// The device features the kernel needs.
+    pub fn required_features(self) -> wgpu::Features {
+        match self {
+            Kernel::SubgroupSum | Kernel::SubgroupMax => wgpu::Features::SUBGROUP,
+            _ => wgpu::Features::empty(),
         }
     }
 }
 // ANCHOR_END: kernel
+
+/// What a reduction computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    Sum,
+    Max,
+}
+
+/// How a workgroup combines its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReductionStrategy {
+    /// A tree in workgroup memory, with a barrier after every halving step.
+    WorkgroupMemory,
+    /// Subgroup operations, then one small step through workgroup memory.
+    Subgroups,
+}
+
+impl Reduction {
+    pub fn kernel(self, strategy: ReductionStrategy) -> Kernel {
+        match (self, strategy) {
+            (Reduction::Sum, ReductionStrategy::WorkgroupMemory) => Kernel::Sum,
+            (Reduction::Max, ReductionStrategy::WorkgroupMemory) => Kernel::Max,
+            (Reduction::Sum, ReductionStrategy::Subgroups) => Kernel::SubgroupSum,
+            (Reduction::Max, ReductionStrategy::Subgroups) => Kernel::SubgroupMax,
+        }
+    }
+}

@@ -13,10 +13,12 @@ pub mod record;
 pub mod shader;
 pub mod tensor;
 
-pub use context::{AdapterSelection, ContextOptions, GpuContext, describe_adapter};
+pub use context::{
+    AdapterSelection, ContextOptions, GpuContext, OPTIONAL_FEATURES, describe_adapter,
+};
 pub use dispatch::WorkgroupGrid;
 pub use error::GpuError;
-pub use kernel::Kernel;
+pub use kernel::{Kernel, Reduction, ReductionStrategy};
 pub use pipeline_cache::{PipelineCache, ShaderCompilation};
 pub use shader::{compile_kernel, compile_wgsl};
 pub use tensor::{GpuTensor, Readback};

@@ -157,7 +157,8 @@ pub fn record_softmax(
 }
 
 // ANCHOR: record_reduction
-/// Records a whole reduction (`Kernel::Sum` or `Kernel::Max`): passes of 1024 → 1 until
+/// Records a whole reduction (a pipeline of `Kernel::Sum`, `Max`, `SubgroupSum` or
+/// `SubgroupMax`): passes of 1024 → 1 until
 /// one value is left. Returns the 1×1 tensor that will hold it, ready to be read back.
 pub fn record_reduction(
     context: &GpuContext,

@@ -49,6 +49,15 @@ pub fn compile_kernel(
     context: &GpuContext,
     kernel: Kernel,
 ) -> Result<wgpu::ComputePipeline, GpuError> {
+    // Checked here because a shader that uses a missing feature fails validation with a
+    // message about the shader, not about the device.
+    let missing = kernel.required_features() - context.device().features();
+    if !missing.is_empty() {
+        return Err(GpuError::MissingFeature {
+            kernel: kernel.label(),
+            feature: format!("{missing:?}"),
+        });
+    }
     compile_wgsl(
         context,
         kernel.label(),

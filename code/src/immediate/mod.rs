@@ -8,7 +8,8 @@ use crate::gpu::record::{
     record_linear, record_reduction, record_relu, record_relu_in_place, record_softmax,
 };
 use crate::gpu::{
-    GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation,
+    GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, Reduction, ReductionStrategy,
+    ShaderCompilation,
 };
 use crate::tensor::{ShapeError, Tensor2d, linear_output_shape};
 
@@ -127,17 +128,33 @@ impl<'context> ImmediateGpu<'context> {
         self.submit_and_download(encoder, &output)
     }
 
-    /// The sum of all elements.
+    /// The sum of all elements, with subgroup operations where the device has them.
     pub fn sum(&self, input: &Tensor2d) -> Result<f32, GpuError> {
-        self.reduce(Kernel::Sum, input)
+        self.reduce(Reduction::Sum, self.best_reduction_strategy(), input)
     }
 
-    /// The largest element.
+    /// The largest element, with subgroup operations where the device has them.
     pub fn max(&self, input: &Tensor2d) -> Result<f32, GpuError> {
-        self.reduce(Kernel::Max, input)
+        self.reduce(Reduction::Max, self.best_reduction_strategy(), input)
     }
 
-    fn reduce(&self, kernel: Kernel, input: &Tensor2d) -> Result<f32, GpuError> {
+    /// Subgroups when the device supports them, workgroup memory otherwise.
+    pub fn best_reduction_strategy(&self) -> ReductionStrategy {
+        if self.context.supports_subgroups() {
+            ReductionStrategy::Subgroups
+        } else {
+            ReductionStrategy::WorkgroupMemory
+        }
+    }
+
+    /// A reduction with a chosen strategy, for comparing the two.
+    pub fn reduce(
+        &self,
+        reduction: Reduction,
+        strategy: ReductionStrategy,
+        input: &Tensor2d,
+    ) -> Result<f32, GpuError> {
+        let kernel = reduction.kernel(strategy);
         if input.is_empty() {
             return Err(ShapeError::Empty {
                 operation: kernel.label(),
