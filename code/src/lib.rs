@@ -8,10 +8,16 @@
 //! - [`cpu`]: CPU operators and the teaching variants the memory chapters compare.
 //! - [`gpu`]: the GPU context, GPU tensors, shader loading and the pipeline cache.
 //! - [`immediate`]: one GPU operator at a time: upload, dispatch, read back.
+//! - [`graph`]: the computational graph, its builder and validation, the standard workload.
+//! - [`runner`]: running a graph, on the CPU or the GPU.
+//! - [`compiler`]: passes that rewrite a graph: fusion.
 
+pub mod compiler;
 pub mod cpu;
 pub mod gpu;
+pub mod graph;
 pub mod immediate;
+pub mod runner;
 pub mod tensor;
 
 pub use tensor::{Comparison, Mismatch, ShapeError, Tensor2d, Tolerance};

@@ -25,12 +25,25 @@ pub fn linear_relu_fused(
 ) -> Result<Tensor2d, ShapeError> {
     let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
     let mut output = Tensor2d::zeros(rows, outputs);
+    linear_relu_into(input, weights, bias, &mut output)?;
+    Ok(output)
+}
+
+/// [`linear_relu_fused`] into a preallocated output of shape `rows × outputs`.
+pub fn linear_relu_into(
+    input: &Tensor2d,
+    weights: &Tensor2d,
+    bias: &Tensor2d,
+    output: &mut Tensor2d,
+) -> Result<(), ShapeError> {
+    let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
+    check_output_shape("linear_relu_into", output, (rows, outputs))?;
     for row in 0..rows {
         let output_row = output.row_mut(row);
         linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
         relu_values_in_place(output_row);
     }
-    Ok(output)
+    Ok(())
 }
 // ANCHOR_END: linear_relu_fused
 
@@ -47,6 +60,19 @@ pub fn linear_relu_softmax_fused(
     bias: &Tensor2d,
 ) -> Result<Tensor2d, ShapeError> {
     let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
+    let mut output = Tensor2d::zeros(rows, outputs);
+    linear_relu_softmax_into(input, weights, bias, &mut output)?;
+    Ok(output)
+}
+
+/// [`linear_relu_softmax_fused`] into a preallocated output of shape `rows × outputs`.
+pub fn linear_relu_softmax_into(
+    input: &Tensor2d,
+    weights: &Tensor2d,
+    bias: &Tensor2d,
+    output: &mut Tensor2d,
+) -> Result<(), ShapeError> {
+    let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
     if outputs == 0 {
         return Err(ShapeError::Empty {
             operation: "linear_relu_softmax_fused",
@@ -54,16 +80,34 @@ pub fn linear_relu_softmax_fused(
             columns: outputs,
         });
     }
-    let mut output = Tensor2d::zeros(rows, outputs);
+    check_output_shape("linear_relu_softmax_into", output, (rows, outputs))?;
     for row in 0..rows {
         let output_row = output.row_mut(row);
         linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
         relu_values_in_place(output_row);
         softmax_row_in_place(output_row);
     }
-    Ok(output)
+    Ok(())
 }
 // ANCHOR_END: linear_relu_softmax_fused
+
+fn check_output_shape(
+    operation: &'static str,
+    output: &Tensor2d,
+    expected: (usize, usize),
+) -> Result<(), ShapeError> {
+    if output.shape() != expected {
+        return Err(ShapeError::Incompatible {
+            operation,
+            expectation: "the output must be rows × outputs",
+            left_name: "expected",
+            left: expected,
+            right_name: "output",
+            right: output.shape(),
+        });
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

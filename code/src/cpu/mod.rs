@@ -27,7 +27,9 @@ pub mod softmax;
 #[cfg(test)]
 mod properties;
 
-pub use fused::{linear_relu_fused, linear_relu_softmax_fused};
+pub use fused::{
+    linear_relu_fused, linear_relu_into, linear_relu_softmax_fused, linear_relu_softmax_into,
+};
 pub use linear::{
     check_linear_shapes, linear_blocked, linear_into, linear_local_accumulator, linear_loop_order,
     linear_naive, linear_transposed_weights,

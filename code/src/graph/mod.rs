@@ -1,0 +1,115 @@
+//! The computational graph: what the network computes, written down as data.
+//!
+//! A graph is a list of nodes. Every node applies one operator to the tensors named by its
+//! inputs and produces one new tensor, named by the node's position: node 3 produces
+//! `TensorId(3)`. Because the inputs are explicit ids, the graph records every data
+//! dependency, and a runner or a compiler can see which node needs which result, reorder
+//! what is independent, and free what nothing needs any more.
+//!
+//! Read the files in this order: this one (the data types), `builder` (writing a graph
+//! the way the network reads), `validate` (what makes a graph well formed), `random_mlp`
+//! (the standard workload the benchmarks run).
+
+pub mod builder;
+pub mod random_mlp;
+pub mod validate;
+
+pub use builder::{ChainBuilder, GraphBuilder};
+pub use random_mlp::{Workload, random_mlp};
+pub use validate::{GraphError, ValidGraph};
+
+use crate::tensor::Tensor2d;
+
+// ANCHOR: tensor_id
+/// The tensor produced by the node at this index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorId(pub usize);
+// ANCHOR_END: tensor_id
+
+// ANCHOR: operator
+/// What a node computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operator {
+    /// The graph's input: a tensor of this shape, supplied on every run.
+    Input { rows: usize, columns: usize },
+    /// A tensor known when the graph is built, such as weights or a bias.
+    Constant(Tensor2d),
+    /// `inputs[0] · inputs[1] + inputs[2]`: input, weights, bias (a row vector).
+    Linear,
+    /// `max(inputs[0], 0)`.
+    Relu,
+    /// Row-wise softmax of `inputs[0]`.
+    Softmax,
+    /// `Linear` and then `Relu` in one operator (made by the fusion pass).
+    LinearRelu,
+    /// `Linear`, `Relu` and `Softmax` in one operator (made by the fusion pass).
+    LinearReluSoftmax,
+    /// Marks `inputs[0]` as the graph's result.
+    Output,
+}
+// ANCHOR_END: operator
+
+impl Operator {
+    /// A short name for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operator::Input { .. } => "input",
+            Operator::Constant(_) => "constant",
+            Operator::Linear => "linear",
+            Operator::Relu => "relu",
+            Operator::Softmax => "softmax",
+            Operator::LinearRelu => "linear_relu",
+            Operator::LinearReluSoftmax => "linear_relu_softmax",
+            Operator::Output => "output",
+        }
+    }
+
+    /// How many inputs the operator takes.
+    pub fn input_count(&self) -> usize {
+        match self {
+            Operator::Input { .. } | Operator::Constant(_) => 0,
+            Operator::Linear | Operator::LinearRelu | Operator::LinearReluSoftmax => 3,
+            Operator::Relu | Operator::Softmax | Operator::Output => 1,
+        }
+    }
+}
+
+// ANCHOR: node
+/// One operation: an operator and the tensors it reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub operator: Operator,
+    pub inputs: Vec<TensorId>,
+}
+// ANCHOR_END: node
+
+/// A computational graph. Node `i` produces `TensorId(i)`.
+///
+/// A `Graph` can be malformed (a dangling input, a cycle, shapes that do not fit): it is
+/// plain data. [`Graph::validate`] checks it and returns a [`ValidGraph`], which is what
+/// the runners accept.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    /// Appends a node and returns the id of the tensor it produces.
+    pub fn push(&mut self, operator: Operator, inputs: Vec<TensorId>) -> TensorId {
+        self.nodes.push(Node { operator, inputs });
+        TensorId(self.nodes.len() - 1)
+    }
+
+    pub fn node(&self, id: TensorId) -> &Node {
+        &self.nodes[id.0]
+    }
+
+    /// Checks the graph; see [`validate`].
+    pub fn validate(&self) -> Result<ValidGraph, GraphError> {
+        validate::validate(self.clone())
+    }
+}

@@ -1,0 +1,178 @@
+//! The CPU graph runner.
+//!
+//! Preparation gives every computed tensor a buffer, once. A ReLU whose input is read by
+//! nothing else overwrites that input instead of taking a buffer of its own: the in-place
+//! rule the graph makes visible, because it records every reader of every tensor.
+
+use crate::cpu;
+use crate::graph::{Operator, TensorId, ValidGraph};
+use crate::runner::RunError;
+use crate::tensor::Tensor2d;
+
+/// Runs a graph on the CPU with buffers allocated once.
+pub struct CpuGraphRunner {
+    graph: ValidGraph,
+    /// For every node, the index of the buffer its result is written to (`None` for
+    /// constants and the output marker, which need no buffer).
+    buffer_of: Vec<Option<usize>>,
+    buffers: Vec<Tensor2d>,
+}
+
+impl CpuGraphRunner {
+    // ANCHOR: prepare
+    pub fn prepare(graph: &ValidGraph) -> CpuGraphRunner {
+        let nodes = &graph.graph().nodes;
+        let consumers = graph.consumers();
+        let mut buffer_of = vec![None; nodes.len()];
+        let mut buffers = Vec::new();
+        for &id in graph.execution_order() {
+            let node = &nodes[id.0];
+            buffer_of[id.0] = match node.operator {
+                Operator::Constant(_) => None,
+                // The output marker is the result tensor itself.
+                Operator::Output => buffer_of[node.inputs[0].0],
+                Operator::Relu if can_run_in_place(graph, &consumers, node.inputs[0]) => {
+                    buffer_of[node.inputs[0].0]
+                }
+                _ => {
+                    let (rows, columns) = graph.shape(id);
+                    buffers.push(Tensor2d::zeros(rows, columns));
+                    Some(buffers.len() - 1)
+                }
+            };
+        }
+        CpuGraphRunner {
+            graph: graph.clone(),
+            buffer_of,
+            buffers,
+        }
+    }
+    // ANCHOR_END: prepare
+
+    /// How many buffers preparation allocated (in-place ReLUs need none).
+    pub fn buffer_count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    // ANCHOR: run
+    /// Runs the graph on `input` and returns the result.
+    pub fn run(&mut self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
+        let expected = self.graph.shape(self.graph.input());
+        if input.shape() != expected {
+            return Err(RunError::InputShape {
+                expected,
+                given: input.shape(),
+            });
+        }
+        for index in 0..self.graph.execution_order().len() {
+            let id = self.graph.execution_order()[index];
+            self.run_node(id, input)?;
+        }
+        let result = self.buffer_of[self.graph.result().0].expect("the result has a buffer");
+        Ok(self.buffers[result].clone())
+    }
+    // ANCHOR_END: run
+
+    fn run_node(&mut self, id: TensorId, input: &Tensor2d) -> Result<(), RunError> {
+        let node = &self.graph.graph().nodes[id.0];
+        let Some(target) = self.buffer_of[id.0] else {
+            return Ok(());
+        };
+        // Take the output buffer out of the list, so that the inputs can be borrowed
+        // from the list while it is written.
+        let mut output = std::mem::replace(&mut self.buffers[target], Tensor2d::zeros(0, 0));
+        let tensor = |position: usize| -> &Tensor2d {
+            let source = node.inputs[position];
+            match &self.graph.graph().node(source).operator {
+                Operator::Constant(tensor) => tensor,
+                _ => {
+                    &self.buffers[self.buffer_of[source.0].expect("computed tensors have buffers")]
+                }
+            }
+        };
+        let result = match node.operator {
+            Operator::Input { .. } => {
+                output.as_mut_slice().copy_from_slice(input.as_slice());
+                Ok(())
+            }
+            Operator::Linear => cpu::linear_into(tensor(0), tensor(1), tensor(2), &mut output),
+            Operator::LinearRelu => {
+                cpu::linear_relu_into(tensor(0), tensor(1), tensor(2), &mut output)
+            }
+            Operator::LinearReluSoftmax => {
+                cpu::linear_relu_softmax_into(tensor(0), tensor(1), tensor(2), &mut output)
+            }
+            Operator::Relu if self.buffer_of[node.inputs[0].0] == Some(target) => {
+                cpu::relu_in_place(&mut output);
+                Ok(())
+            }
+            Operator::Relu => cpu::relu_into(tensor(0), &mut output),
+            Operator::Softmax => {
+                output.as_mut_slice().copy_from_slice(tensor(0).as_slice());
+                cpu::softmax_in_place(&mut output)
+            }
+            Operator::Constant(_) | Operator::Output => Ok(()),
+        };
+        self.buffers[target] = output;
+        Ok(result?)
+    }
+}
+
+/// A ReLU may overwrite its input when nothing else reads that input, and the input is a
+/// computed tensor (not the caller's input, which must survive the run).
+fn can_run_in_place(graph: &ValidGraph, consumers: &[Vec<TensorId>], input: TensorId) -> bool {
+    let computed = !matches!(
+        graph.graph().node(input).operator,
+        Operator::Input { .. } | Operator::Constant(_)
+    );
+    computed && consumers[input.0].len() == 1
+}
+
+// ANCHOR: operator_by_operator
+/// The graph evaluated with plain operator calls, each allocating its result: the `Cpu`
+/// execution mode, and the reference every other mode is compared against.
+pub fn run_operator_by_operator(
+    graph: &ValidGraph,
+    input: &Tensor2d,
+) -> Result<Tensor2d, RunError> {
+    let expected = graph.shape(graph.input());
+    if input.shape() != expected {
+        return Err(RunError::InputShape {
+            expected,
+            given: input.shape(),
+        });
+    }
+    let nodes = &graph.graph().nodes;
+    let mut results: Vec<Option<Tensor2d>> = vec![None; nodes.len()];
+    for &id in graph.execution_order() {
+        let node = &nodes[id.0];
+        let argument = |position: usize| -> &Tensor2d {
+            let source = node.inputs[position].0;
+            match &nodes[source].operator {
+                Operator::Constant(tensor) => tensor,
+                _ => results[source].as_ref().expect("inputs run first"),
+            }
+        };
+        let result = match &node.operator {
+            Operator::Input { .. } => Some(input.clone()),
+            Operator::Constant(_) => None,
+            Operator::Linear => Some(cpu::linear_naive(argument(0), argument(1), argument(2))?),
+            Operator::LinearRelu => Some(cpu::relu(&cpu::linear_naive(
+                argument(0),
+                argument(1),
+                argument(2),
+            )?)),
+            Operator::LinearReluSoftmax => Some(cpu::softmax(&cpu::relu(&cpu::linear_naive(
+                argument(0),
+                argument(1),
+                argument(2),
+            )?))?),
+            Operator::Relu => Some(cpu::relu(argument(0))),
+            Operator::Softmax => Some(cpu::softmax(argument(0))?),
+            Operator::Output => Some(argument(0).clone()),
+        };
+        results[id.0] = result;
+    }
+    Ok(results[graph.output().0].take().expect("the output ran"))
+}
+// ANCHOR_END: operator_by_operator

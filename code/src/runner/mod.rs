@@ -1,0 +1,31 @@
+//! Graph runners: executing a validated graph, on the CPU or the GPU.
+//!
+//! A runner is *prepared* once for a graph (buffers allocated, weights placed where the
+//! kernels read them) and then *run* many times on new inputs. Everything that can be
+//! done once is done in preparation; a run only computes.
+
+pub mod cpu;
+
+pub use cpu::{CpuGraphRunner, run_operator_by_operator};
+
+use thiserror::Error;
+
+use crate::gpu::GpuError;
+use crate::graph::GraphError;
+use crate::tensor::ShapeError;
+
+/// Why a graph could not be prepared or run.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error("the input is {}×{}, but the graph's input node expects {}×{}", given.0, given.1, expected.0, expected.1)]
+    InputShape {
+        expected: (usize, usize),
+        given: (usize, usize),
+    },
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}

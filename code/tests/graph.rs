@@ -1,0 +1,274 @@
+//! The graph IR: validation errors that name the node, the standard workload, the CPU
+//! runner against plain operator calls, in-place ReLU, and the fusion pass.
+
+mod common;
+
+use common::assert_close;
+use galaxy::compiler::fuse;
+use galaxy::graph::{ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, random_mlp};
+use galaxy::runner::{CpuGraphRunner, RunError, run_operator_by_operator};
+use galaxy::{ShapeError, Tensor2d, Tolerance};
+
+fn weights(rows: usize, columns: usize, seed: u64) -> Tensor2d {
+    Tensor2d::random(rows, columns, -0.5..=0.5, seed)
+}
+
+/// input(2×4) → linear(4×3) → relu → softmax → output, as raw nodes.
+fn small_graph() -> Graph {
+    let mut graph = Graph::new();
+    let input = graph.push(Operator::Input { rows: 2, columns: 4 }, vec![]);
+    let w = graph.push(Operator::Constant(weights(4, 3, 1)), vec![]);
+    let b = graph.push(Operator::Constant(weights(1, 3, 2)), vec![]);
+    let linear = graph.push(Operator::Linear, vec![input, w, b]);
+    let relu = graph.push(Operator::Relu, vec![linear]);
+    let softmax = graph.push(Operator::Softmax, vec![relu]);
+    graph.push(Operator::Output, vec![softmax]);
+    graph
+}
+
+#[test]
+fn a_well_formed_graph_validates() {
+    let valid = small_graph().validate().unwrap();
+    assert_eq!(valid.shape(TensorId(3)), (2, 3));
+    assert_eq!(valid.result(), TensorId(5));
+}
+
+#[test]
+fn an_empty_graph_is_rejected() {
+    assert_eq!(Graph::new().validate().unwrap_err(), GraphError::Empty);
+}
+
+#[test]
+fn a_dangling_input_names_the_node() {
+    let mut graph = small_graph();
+    graph.nodes[4].inputs[0] = TensorId(99);
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::UnknownInput { node: 4, input: TensorId(99), .. }), "{error}");
+    assert!(error.to_string().contains("node 4 (relu)"), "{error}");
+}
+
+#[test]
+fn a_cycle_is_rejected() {
+    let mut graph = small_graph();
+    // The linear layer now reads the ReLU that reads it.
+    graph.nodes[3].inputs[0] = TensorId(4);
+    match graph.validate().unwrap_err() {
+        GraphError::Cycle { nodes } => assert!(nodes.contains(&3) && nodes.contains(&4), "{nodes:?}"),
+        other => panic!("expected a cycle, got {other}"),
+    }
+}
+
+#[test]
+fn wrong_weight_and_bias_shapes_name_the_node() {
+    let mut graph = small_graph();
+    graph.nodes[1].operator = Operator::Constant(weights(5, 3, 1));
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::Shape { node: 3, source: ShapeError::Incompatible { .. }, .. }), "{error}");
+
+    let mut graph = small_graph();
+    // A full-size bias instead of a row vector.
+    graph.nodes[2].operator = Operator::Constant(weights(2, 3, 2));
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::Shape { node: 3, .. }), "{error}");
+}
+
+#[test]
+fn weights_must_be_constants() {
+    let mut graph = small_graph();
+    graph.nodes[3].inputs[1] = TensorId(0);
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::NotConstant { node: 3, role: "weights", .. }), "{error}");
+}
+
+#[test]
+fn wrong_input_counts_are_rejected() {
+    let mut graph = small_graph();
+    graph.nodes[4].inputs.push(TensorId(0));
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::WrongInputCount { node: 4, expected: 1, found: 2, .. }), "{error}");
+}
+
+#[test]
+fn input_and_output_must_each_be_unique() {
+    let mut graph = small_graph();
+    graph.push(Operator::Input { rows: 1, columns: 1 }, vec![]);
+    assert_eq!(graph.validate().unwrap_err(), GraphError::InputCount { count: 2 });
+
+    let mut graph = small_graph();
+    graph.nodes.pop();
+    assert_eq!(graph.validate().unwrap_err(), GraphError::OutputCount { count: 0 });
+}
+
+#[test]
+fn output_and_softmax_in_the_wrong_place_are_rejected() {
+    let mut graph = small_graph();
+    graph.push(Operator::Relu, vec![TensorId(6)]);
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::OutputIsRead { node: 7, output: 6, .. }), "{error}");
+
+    // softmax → relu → output
+    let mut graph = small_graph();
+    graph.nodes[6].inputs[0] = TensorId(7);
+    graph.push(Operator::Relu, vec![TensorId(5)]);
+    let error = graph.validate().unwrap_err();
+    assert!(matches!(error, GraphError::SoftmaxNotLast { node: 5, consumer: 7, .. }), "{error}");
+}
+
+#[test]
+fn nodes_may_be_listed_in_any_order() {
+    // The same network with the output node first: validation finds an order.
+    let mut graph = Graph::new();
+    graph.push(Operator::Output, vec![TensorId(4)]);
+    graph.push(Operator::Input { rows: 2, columns: 4 }, vec![]);
+    graph.push(Operator::Constant(weights(4, 3, 1)), vec![]);
+    graph.push(Operator::Constant(weights(1, 3, 2)), vec![]);
+    graph.push(Operator::Linear, vec![TensorId(1), TensorId(2), TensorId(3)]);
+    let valid = graph.validate().unwrap();
+    let order = valid.execution_order();
+    let position = |id: usize| order.iter().position(|tensor| tensor.0 == id).unwrap();
+    assert!(position(4) < position(0) && position(1) < position(4));
+}
+
+#[test]
+fn the_chain_builder_reads_like_the_network() {
+    let valid = ChainBuilder::input(2, 4)
+        .linear(weights(4, 3, 1), weights(1, 3, 2))
+        .relu()
+        .softmax()
+        .output()
+        .unwrap();
+    assert_eq!(valid.graph(), &small_graph());
+    let error = ChainBuilder::input(2, 4).linear(weights(5, 3, 1), weights(1, 3, 2)).output();
+    assert!(matches!(error, Err(GraphError::Shape { .. })));
+}
+
+#[test]
+fn a_dag_with_a_shared_tensor_runs() {
+    // Two branches read the same hidden tensor; a ReLU on a shared tensor may not run
+    // in place, or the other branch would see clamped values.
+    let mut builder = GraphBuilder::new();
+    let input = builder.input(3, 4);
+    let hidden = builder.linear(input, weights(4, 4, 1), weights(1, 4, 2));
+    let clamped = builder.relu(hidden);
+    let summed = builder.linear(hidden, weights(4, 4, 3), weights(1, 4, 4));
+    let _ = clamped;
+    builder.output(summed);
+    let valid = builder.build().unwrap();
+    let data = Tensor2d::random(3, 4, -1.0..=1.0, 5);
+    let mut runner = CpuGraphRunner::prepare(&valid);
+    let expected = run_operator_by_operator(&valid, &data).unwrap();
+    assert_close(&runner.run(&data).unwrap(), &expected, Tolerance::new(1e-6, 1e-6), "shared tensor");
+}
+
+#[test]
+fn the_standard_workload_stays_finite_at_depth_128() {
+    for (size, seed) in [(4, 1), (4, 2), (17, 3), (64, 4)] {
+        let workload = random_mlp(size, 128, seed).unwrap();
+        let output = CpuGraphRunner::prepare(&workload.graph).run(&workload.input).unwrap();
+        assert!(output.as_slice().iter().all(|value| value.is_finite()), "size {size}: {output:?}");
+        for row in 0..size {
+            let sum: f32 = output.row(row).iter().sum();
+            assert!((sum - 1.0).abs() < 1e-4, "size {size}, row {row} sums to {sum}");
+        }
+    }
+    assert!(random_mlp(0, 4, 1).is_err());
+}
+
+#[test]
+fn random_mlp_is_reproducible() {
+    let first = random_mlp(8, 6, 42).unwrap();
+    let second = random_mlp(8, 6, 42).unwrap();
+    assert_eq!(first.graph, second.graph);
+    assert_eq!(first.input, second.input);
+    assert_ne!(random_mlp(8, 6, 43).unwrap().graph, first.graph);
+}
+
+#[test]
+fn the_cpu_runner_matches_plain_operator_calls() {
+    for (size, depth, seed) in [(1, 1, 1), (5, 3, 2), (16, 8, 3), (33, 12, 4)] {
+        let workload = random_mlp(size, depth, seed).unwrap();
+        let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
+        let mut runner = CpuGraphRunner::prepare(&workload.graph);
+        for _ in 0..2 {
+            // Twice: a second run on the same buffers must not see leftovers of the first.
+            let actual = runner.run(&workload.input).unwrap();
+            assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), &format!("size {size} depth {depth}"));
+        }
+    }
+}
+
+#[test]
+fn relu_runs_in_place_and_saves_buffers() {
+    // input, linear, [relu in place], linear, [relu in place], softmax: four buffers.
+    let valid = ChainBuilder::input(2, 4)
+        .linear(weights(4, 4, 1), weights(1, 4, 2))
+        .relu()
+        .linear(weights(4, 4, 3), weights(1, 4, 4))
+        .relu()
+        .softmax()
+        .output()
+        .unwrap();
+    assert_eq!(CpuGraphRunner::prepare(&valid).buffer_count(), 4);
+    // A ReLU straight on the input may not overwrite the caller's input.
+    let valid = ChainBuilder::input(2, 4).relu().output().unwrap();
+    assert_eq!(CpuGraphRunner::prepare(&valid).buffer_count(), 2);
+}
+
+#[test]
+fn the_runner_rejects_an_input_of_the_wrong_shape() {
+    let workload = random_mlp(4, 2, 1).unwrap();
+    let error = CpuGraphRunner::prepare(&workload.graph).run(&Tensor2d::zeros(3, 4)).unwrap_err();
+    assert_eq!(error, RunError::InputShape { expected: (4, 4), given: (3, 4) });
+}
+
+#[test]
+fn fusion_removes_nodes_and_keeps_the_result() {
+    for seed in 0..12 {
+        let (size, depth) = (4 + seed as usize, 6 + seed as usize);
+        let workload = random_mlp(size, depth, seed).unwrap();
+        let fused = fuse(&workload.graph).unwrap();
+        let count = |graph: &galaxy::graph::ValidGraph, wanted: fn(&Operator) -> bool| {
+            graph.graph().nodes.iter().filter(|node| wanted(&node.operator)).count()
+        };
+        // Every ReLU after a linear layer is absorbed, and the last one with the softmax.
+        assert_eq!(count(&fused, |operator| matches!(operator, Operator::Relu)), 0);
+        assert_eq!(count(&fused, |operator| matches!(operator, Operator::LinearReluSoftmax)), 1);
+        assert_eq!(count(&fused, |operator| matches!(operator, Operator::Softmax)), 0);
+        assert!(fused.graph().nodes.len() < workload.graph.graph().nodes.len());
+        let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
+        let actual = CpuGraphRunner::prepare(&fused).run(&workload.input).unwrap();
+        assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "fused");
+    }
+}
+
+#[test]
+fn fusion_folds_a_repeated_relu() {
+    let valid = ChainBuilder::input(2, 4)
+        .linear(weights(4, 4, 1), weights(1, 4, 2))
+        .relu()
+        .relu()
+        .softmax()
+        .output()
+        .unwrap();
+    let fused = fuse(&valid).unwrap();
+    let operators: Vec<&str> = fused.graph().nodes.iter().map(|node| node.operator.name()).collect();
+    assert_eq!(operators, ["input", "constant", "constant", "linear_relu_softmax", "output"]);
+    let data = Tensor2d::random(2, 4, -1.0..=1.0, 3);
+    let expected = run_operator_by_operator(&valid, &data).unwrap();
+    let actual = CpuGraphRunner::prepare(&fused).run(&data).unwrap();
+    assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "repeated relu");
+}
+
+#[test]
+fn fusion_leaves_a_shared_intermediate_alone() {
+    let mut builder = GraphBuilder::new();
+    let input = builder.input(2, 4);
+    let hidden = builder.linear(input, weights(4, 4, 1), weights(1, 4, 2));
+    let clamped = builder.relu(hidden);
+    let other = builder.linear(hidden, weights(4, 4, 3), weights(1, 4, 4));
+    let _ = (clamped, other);
+    builder.output(other);
+    let valid = builder.build().unwrap();
+    let fused = fuse(&valid).unwrap();
+    assert_eq!(fused.graph(), valid.graph());
+}
