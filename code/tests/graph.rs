@@ -5,7 +5,9 @@ mod common;
 
 use common::assert_close;
 use galaxy::compiler::fuse;
-use galaxy::graph::{ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, random_mlp};
+use galaxy::graph::{
+    ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, random_mlp,
+};
 use galaxy::runner::{CpuGraphRunner, RunError, run_operator_by_operator};
 use galaxy::{ShapeError, Tensor2d, Tolerance};
 
@@ -16,7 +18,13 @@ fn weights(rows: usize, columns: usize, seed: u64) -> Tensor2d {
 /// input(2×4) → linear(4×3) → relu → softmax → output, as raw nodes.
 fn small_graph() -> Graph {
     let mut graph = Graph::new();
-    let input = graph.push(Operator::Input { rows: 2, columns: 4 }, vec![]);
+    let input = graph.push(
+        Operator::Input {
+            rows: 2,
+            columns: 4,
+        },
+        vec![],
+    );
     let w = graph.push(Operator::Constant(weights(4, 3, 1)), vec![]);
     let b = graph.push(Operator::Constant(weights(1, 3, 2)), vec![]);
     let linear = graph.push(Operator::Linear, vec![input, w, b]);
@@ -43,7 +51,17 @@ fn a_dangling_input_names_the_node() {
     let mut graph = small_graph();
     graph.nodes[4].inputs[0] = TensorId(99);
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::UnknownInput { node: 4, input: TensorId(99), .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            GraphError::UnknownInput {
+                node: 4,
+                input: TensorId(99),
+                ..
+            }
+        ),
+        "{error}"
+    );
     assert!(error.to_string().contains("node 4 (relu)"), "{error}");
 }
 
@@ -53,7 +71,9 @@ fn a_cycle_is_rejected() {
     // The linear layer now reads the ReLU that reads it.
     graph.nodes[3].inputs[0] = TensorId(4);
     match graph.validate().unwrap_err() {
-        GraphError::Cycle { nodes } => assert!(nodes.contains(&3) && nodes.contains(&4), "{nodes:?}"),
+        GraphError::Cycle { nodes } => {
+            assert!(nodes.contains(&3) && nodes.contains(&4), "{nodes:?}")
+        }
         other => panic!("expected a cycle, got {other}"),
     }
 }
@@ -63,13 +83,26 @@ fn wrong_weight_and_bias_shapes_name_the_node() {
     let mut graph = small_graph();
     graph.nodes[1].operator = Operator::Constant(weights(5, 3, 1));
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::Shape { node: 3, source: ShapeError::Incompatible { .. }, .. }), "{error}");
+    match &error {
+        GraphError::Shape {
+            node: 3, source, ..
+        } => {
+            assert!(
+                matches!(**source, ShapeError::Incompatible { .. }),
+                "{error}"
+            )
+        }
+        other => panic!("expected a shape error at node 3, got {other}"),
+    }
 
     let mut graph = small_graph();
     // A full-size bias instead of a row vector.
     graph.nodes[2].operator = Operator::Constant(weights(2, 3, 2));
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::Shape { node: 3, .. }), "{error}");
+    assert!(
+        matches!(error, GraphError::Shape { node: 3, .. }),
+        "{error}"
+    );
 }
 
 #[test]
@@ -77,7 +110,17 @@ fn weights_must_be_constants() {
     let mut graph = small_graph();
     graph.nodes[3].inputs[1] = TensorId(0);
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::NotConstant { node: 3, role: "weights", .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            GraphError::NotConstant {
+                node: 3,
+                role: "weights",
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]
@@ -85,18 +128,41 @@ fn wrong_input_counts_are_rejected() {
     let mut graph = small_graph();
     graph.nodes[4].inputs.push(TensorId(0));
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::WrongInputCount { node: 4, expected: 1, found: 2, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            GraphError::WrongInputCount {
+                node: 4,
+                expected: 1,
+                found: 2,
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]
 fn input_and_output_must_each_be_unique() {
     let mut graph = small_graph();
-    graph.push(Operator::Input { rows: 1, columns: 1 }, vec![]);
-    assert_eq!(graph.validate().unwrap_err(), GraphError::InputCount { count: 2 });
+    graph.push(
+        Operator::Input {
+            rows: 1,
+            columns: 1,
+        },
+        vec![],
+    );
+    assert_eq!(
+        graph.validate().unwrap_err(),
+        GraphError::InputCount { count: 2 }
+    );
 
     let mut graph = small_graph();
     graph.nodes.pop();
-    assert_eq!(graph.validate().unwrap_err(), GraphError::OutputCount { count: 0 });
+    assert_eq!(
+        graph.validate().unwrap_err(),
+        GraphError::OutputCount { count: 0 }
+    );
 }
 
 #[test]
@@ -104,14 +170,34 @@ fn output_and_softmax_in_the_wrong_place_are_rejected() {
     let mut graph = small_graph();
     graph.push(Operator::Relu, vec![TensorId(6)]);
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::OutputIsRead { node: 7, output: 6, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            GraphError::OutputIsRead {
+                node: 7,
+                output: 6,
+                ..
+            }
+        ),
+        "{error}"
+    );
 
     // softmax → relu → output
     let mut graph = small_graph();
     graph.nodes[6].inputs[0] = TensorId(7);
     graph.push(Operator::Relu, vec![TensorId(5)]);
     let error = graph.validate().unwrap_err();
-    assert!(matches!(error, GraphError::SoftmaxNotLast { node: 5, consumer: 7, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            GraphError::SoftmaxNotLast {
+                node: 5,
+                consumer: 7,
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]
@@ -119,10 +205,19 @@ fn nodes_may_be_listed_in_any_order() {
     // The same network with the output node first: validation finds an order.
     let mut graph = Graph::new();
     graph.push(Operator::Output, vec![TensorId(4)]);
-    graph.push(Operator::Input { rows: 2, columns: 4 }, vec![]);
+    graph.push(
+        Operator::Input {
+            rows: 2,
+            columns: 4,
+        },
+        vec![],
+    );
     graph.push(Operator::Constant(weights(4, 3, 1)), vec![]);
     graph.push(Operator::Constant(weights(1, 3, 2)), vec![]);
-    graph.push(Operator::Linear, vec![TensorId(1), TensorId(2), TensorId(3)]);
+    graph.push(
+        Operator::Linear,
+        vec![TensorId(1), TensorId(2), TensorId(3)],
+    );
     let valid = graph.validate().unwrap();
     let order = valid.execution_order();
     let position = |id: usize| order.iter().position(|tensor| tensor.0 == id).unwrap();
@@ -138,7 +233,9 @@ fn the_chain_builder_reads_like_the_network() {
         .output()
         .unwrap();
     assert_eq!(valid.graph(), &small_graph());
-    let error = ChainBuilder::input(2, 4).linear(weights(5, 3, 1), weights(1, 3, 2)).output();
+    let error = ChainBuilder::input(2, 4)
+        .linear(weights(5, 3, 1), weights(1, 3, 2))
+        .output();
     assert!(matches!(error, Err(GraphError::Shape { .. })));
 }
 
@@ -157,18 +254,31 @@ fn a_dag_with_a_shared_tensor_runs() {
     let data = Tensor2d::random(3, 4, -1.0..=1.0, 5);
     let mut runner = CpuGraphRunner::prepare(&valid);
     let expected = run_operator_by_operator(&valid, &data).unwrap();
-    assert_close(&runner.run(&data).unwrap(), &expected, Tolerance::new(1e-6, 1e-6), "shared tensor");
+    assert_close(
+        &runner.run(&data).unwrap(),
+        &expected,
+        Tolerance::new(1e-6, 1e-6),
+        "shared tensor",
+    );
 }
 
 #[test]
 fn the_standard_workload_stays_finite_at_depth_128() {
     for (size, seed) in [(4, 1), (4, 2), (17, 3), (64, 4)] {
         let workload = random_mlp(size, 128, seed).unwrap();
-        let output = CpuGraphRunner::prepare(&workload.graph).run(&workload.input).unwrap();
-        assert!(output.as_slice().iter().all(|value| value.is_finite()), "size {size}: {output:?}");
+        let output = CpuGraphRunner::prepare(&workload.graph)
+            .run(&workload.input)
+            .unwrap();
+        assert!(
+            output.as_slice().iter().all(|value| value.is_finite()),
+            "size {size}: {output:?}"
+        );
         for row in 0..size {
             let sum: f32 = output.row(row).iter().sum();
-            assert!((sum - 1.0).abs() < 1e-4, "size {size}, row {row} sums to {sum}");
+            assert!(
+                (sum - 1.0).abs() < 1e-4,
+                "size {size}, row {row} sums to {sum}"
+            );
         }
     }
     assert!(random_mlp(0, 4, 1).is_err());
@@ -192,7 +302,12 @@ fn the_cpu_runner_matches_plain_operator_calls() {
         for _ in 0..2 {
             // Twice: a second run on the same buffers must not see leftovers of the first.
             let actual = runner.run(&workload.input).unwrap();
-            assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), &format!("size {size} depth {depth}"));
+            assert_close(
+                &actual,
+                &expected,
+                Tolerance::new(1e-6, 1e-7),
+                &format!("size {size} depth {depth}"),
+            );
         }
     }
 }
@@ -217,8 +332,16 @@ fn relu_runs_in_place_and_saves_buffers() {
 #[test]
 fn the_runner_rejects_an_input_of_the_wrong_shape() {
     let workload = random_mlp(4, 2, 1).unwrap();
-    let error = CpuGraphRunner::prepare(&workload.graph).run(&Tensor2d::zeros(3, 4)).unwrap_err();
-    assert_eq!(error, RunError::InputShape { expected: (4, 4), given: (3, 4) });
+    let error = CpuGraphRunner::prepare(&workload.graph)
+        .run(&Tensor2d::zeros(3, 4))
+        .unwrap_err();
+    assert_eq!(
+        error,
+        RunError::InputShape {
+            expected: (4, 4),
+            given: (3, 4)
+        }
+    );
 }
 
 #[test]
@@ -228,15 +351,34 @@ fn fusion_removes_nodes_and_keeps_the_result() {
         let workload = random_mlp(size, depth, seed).unwrap();
         let fused = fuse(&workload.graph).unwrap();
         let count = |graph: &galaxy::graph::ValidGraph, wanted: fn(&Operator) -> bool| {
-            graph.graph().nodes.iter().filter(|node| wanted(&node.operator)).count()
+            graph
+                .graph()
+                .nodes
+                .iter()
+                .filter(|node| wanted(&node.operator))
+                .count()
         };
         // Every ReLU after a linear layer is absorbed, and the last one with the softmax.
-        assert_eq!(count(&fused, |operator| matches!(operator, Operator::Relu)), 0);
-        assert_eq!(count(&fused, |operator| matches!(operator, Operator::LinearReluSoftmax)), 1);
-        assert_eq!(count(&fused, |operator| matches!(operator, Operator::Softmax)), 0);
+        assert_eq!(
+            count(&fused, |operator| matches!(operator, Operator::Relu)),
+            0
+        );
+        assert_eq!(
+            count(&fused, |operator| matches!(
+                operator,
+                Operator::LinearReluSoftmax
+            )),
+            1
+        );
+        assert_eq!(
+            count(&fused, |operator| matches!(operator, Operator::Softmax)),
+            0
+        );
         assert!(fused.graph().nodes.len() < workload.graph.graph().nodes.len());
         let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
-        let actual = CpuGraphRunner::prepare(&fused).run(&workload.input).unwrap();
+        let actual = CpuGraphRunner::prepare(&fused)
+            .run(&workload.input)
+            .unwrap();
         assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "fused");
     }
 }
@@ -251,12 +393,31 @@ fn fusion_folds_a_repeated_relu() {
         .output()
         .unwrap();
     let fused = fuse(&valid).unwrap();
-    let operators: Vec<&str> = fused.graph().nodes.iter().map(|node| node.operator.name()).collect();
-    assert_eq!(operators, ["input", "constant", "constant", "linear_relu_softmax", "output"]);
+    let operators: Vec<&str> = fused
+        .graph()
+        .nodes
+        .iter()
+        .map(|node| node.operator.name())
+        .collect();
+    assert_eq!(
+        operators,
+        [
+            "input",
+            "constant",
+            "constant",
+            "linear_relu_softmax",
+            "output"
+        ]
+    );
     let data = Tensor2d::random(2, 4, -1.0..=1.0, 3);
     let expected = run_operator_by_operator(&valid, &data).unwrap();
     let actual = CpuGraphRunner::prepare(&fused).run(&data).unwrap();
-    assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "repeated relu");
+    assert_close(
+        &actual,
+        &expected,
+        Tolerance::new(1e-6, 1e-7),
+        "repeated relu",
+    );
 }
 
 #[test]

@@ -40,7 +40,8 @@ pub enum GraphError {
     Shape {
         node: usize,
         operator: &'static str,
-        source: ShapeError,
+        // Boxed: errors are rare, and a small error keeps every `Result` small.
+        source: Box<ShapeError>,
     },
     #[error(
         "node {node} ({operator}) reads its {role} from node {input} ({input_operator}); it must be a constant"
@@ -126,10 +127,10 @@ fn consumers(graph: &Graph) -> Vec<Vec<TensorId>> {
     let mut consumers = vec![Vec::new(); graph.nodes.len()];
     for (index, node) in graph.nodes.iter().enumerate() {
         for input in &node.inputs {
-            if let Some(list) = consumers.get_mut(input.0) {
-                if !list.contains(&TensorId(index)) {
-                    list.push(TensorId(index));
-                }
+            if let Some(list) = consumers.get_mut(input.0)
+                && !list.contains(&TensorId(index))
+            {
+                list.push(TensorId(index));
             }
         }
     }
@@ -250,7 +251,7 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
                     |source| GraphError::Shape {
                         node: id.0,
                         operator: node.operator.name(),
-                        source,
+                        source: Box::new(source),
                     },
                 )?
             }
@@ -259,11 +260,11 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
             return Err(GraphError::Shape {
                 node: id.0,
                 operator: node.operator.name(),
-                source: ShapeError::Empty {
+                source: Box::new(ShapeError::Empty {
                     operation: node.operator.name(),
                     rows: shape.0,
                     columns: shape.1,
-                },
+                }),
             });
         }
         shapes[id.0] = shape;
