@@ -1,49 +1,33 @@
 //! The CPU graph runner.
 //!
-//! Preparation gives every computed tensor a buffer, once. A ReLU whose input is read by
-//! nothing else overwrites that input instead of taking a buffer of its own: the in-place
-//! rule the graph makes visible, because it records every reader of every tensor.
+//! Preparation allocates the buffers of the [`BufferPlan`] once; a run only computes. A
+//! ReLU whose input is read by nothing else overwrites that input instead of taking a
+//! buffer of its own: the graph makes that visible, because it records every reader.
 
 use crate::cpu;
 use crate::graph::{Operator, TensorId, ValidGraph};
-use crate::runner::RunError;
+use crate::runner::{BufferPlan, RunError};
 use crate::tensor::Tensor2d;
 
 /// Runs a graph on the CPU with buffers allocated once.
 pub struct CpuGraphRunner {
     graph: ValidGraph,
-    /// For every node, the index of the buffer its result is written to (`None` for
-    /// constants and the output marker, which need no buffer).
-    buffer_of: Vec<Option<usize>>,
+    plan: BufferPlan,
     buffers: Vec<Tensor2d>,
 }
 
 impl CpuGraphRunner {
     // ANCHOR: prepare
     pub fn prepare(graph: &ValidGraph) -> CpuGraphRunner {
-        let nodes = &graph.graph().nodes;
-        let consumers = graph.consumers();
-        let mut buffer_of = vec![None; nodes.len()];
-        let mut buffers = Vec::new();
-        for &id in graph.execution_order() {
-            let node = &nodes[id.0];
-            buffer_of[id.0] = match node.operator {
-                Operator::Constant(_) => None,
-                // The output marker is the result tensor itself.
-                Operator::Output => buffer_of[node.inputs[0].0],
-                Operator::Relu if can_run_in_place(graph, &consumers, node.inputs[0]) => {
-                    buffer_of[node.inputs[0].0]
-                }
-                _ => {
-                    let (rows, columns) = graph.shape(id);
-                    buffers.push(Tensor2d::zeros(rows, columns));
-                    Some(buffers.len() - 1)
-                }
-            };
-        }
+        let plan = BufferPlan::new(graph);
+        let buffers = plan
+            .buffer_shapes
+            .iter()
+            .map(|&(rows, columns)| Tensor2d::zeros(rows, columns))
+            .collect();
         CpuGraphRunner {
             graph: graph.clone(),
-            buffer_of,
+            plan,
             buffers,
         }
     }
@@ -68,14 +52,14 @@ impl CpuGraphRunner {
             let id = self.graph.execution_order()[index];
             self.run_node(id, input)?;
         }
-        let result = self.buffer_of[self.graph.result().0].expect("the result has a buffer");
+        let result = self.plan.buffer_of[self.graph.result().0].expect("the result has a buffer");
         Ok(self.buffers[result].clone())
     }
     // ANCHOR_END: run
 
     fn run_node(&mut self, id: TensorId, input: &Tensor2d) -> Result<(), RunError> {
         let node = &self.graph.graph().nodes[id.0];
-        let Some(target) = self.buffer_of[id.0] else {
+        let Some(target) = self.plan.buffer_of[id.0] else {
             return Ok(());
         };
         // Take the output buffer out of the list, so that the inputs can be borrowed
@@ -86,7 +70,8 @@ impl CpuGraphRunner {
             match &self.graph.graph().node(source).operator {
                 Operator::Constant(tensor) => tensor,
                 _ => {
-                    &self.buffers[self.buffer_of[source.0].expect("computed tensors have buffers")]
+                    &self.buffers
+                        [self.plan.buffer_of[source.0].expect("computed tensors have buffers")]
                 }
             }
         };
@@ -102,7 +87,7 @@ impl CpuGraphRunner {
             Operator::LinearReluSoftmax => {
                 cpu::linear_relu_softmax_into(tensor(0), tensor(1), tensor(2), &mut output)
             }
-            Operator::Relu if self.buffer_of[node.inputs[0].0] == Some(target) => {
+            Operator::Relu if self.plan.runs_in_place(&self.graph, id) => {
                 cpu::relu_in_place(&mut output);
                 Ok(())
             }
@@ -116,16 +101,6 @@ impl CpuGraphRunner {
         self.buffers[target] = output;
         Ok(result?)
     }
-}
-
-/// A ReLU may overwrite its input when nothing else reads that input, and the input is a
-/// computed tensor (not the caller's input, which must survive the run).
-fn can_run_in_place(graph: &ValidGraph, consumers: &[Vec<TensorId>], input: TensorId) -> bool {
-    let computed = !matches!(
-        graph.graph().node(input).operator,
-        Operator::Input { .. } | Operator::Constant(_)
-    );
-    computed && consumers[input.0].len() == 1
 }
 
 // ANCHOR: operator_by_operator

@@ -4,8 +4,10 @@
 //! kernels read them) and then *run* many times on new inputs. Everything that can be
 //! done once is done in preparation; a run only computes.
 
+pub mod buffer_plan;
 pub mod cpu;
 
+pub use buffer_plan::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
 
 use thiserror::Error;
