@@ -6,9 +6,11 @@
 
 pub mod buffer_plan;
 pub mod cpu;
+pub mod gpu;
 
 pub use buffer_plan::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
+pub use gpu::GpuGraphRunner;
 
 use thiserror::Error;
 
