@@ -15,7 +15,14 @@ use galaxy::{Tensor2d, Tolerance};
 const GRAPH_TOLERANCE: Tolerance = Tolerance::new(1e-4, 1e-6);
 
 /// (size, depth, seed): single elements, odd sizes, sizes beyond one 16×16 tile.
-const WORKLOADS: [(usize, usize, u64); 6] = [(1, 1, 1), (1, 4, 2), (5, 3, 3), (16, 8, 4), (33, 12, 5), (70, 6, 6)];
+const WORKLOADS: [(usize, usize, u64); 6] = [
+    (1, 1, 1),
+    (1, 4, 2),
+    (5, 3, 3),
+    (16, 8, 4),
+    (33, 12, 5),
+    (70, 6, 6),
+];
 
 fn poison(runner: &GpuGraphRunner) {
     for buffer in runner.buffers() {
@@ -35,7 +42,8 @@ fn the_gpu_runner_matches_the_cpu_in_every_variant() {
                 for run in 0..2 {
                     poison(&runner);
                     let actual = runner.run(&workload.input).unwrap();
-                    let what = format!("size {size} depth {depth} {name} {compilation:?} run {run}");
+                    let what =
+                        format!("size {size} depth {depth} {name} {compilation:?} run {run}");
                     assert_close(&actual, &expected, GRAPH_TOLERANCE, &what);
                 }
             }
@@ -47,12 +55,18 @@ fn the_gpu_runner_matches_the_cpu_in_every_variant() {
 fn the_graph_loop_reads_back_every_iteration() {
     let workload = random_mlp(24, 5, 7).unwrap();
     let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
-    let runner = GpuGraphRunner::prepare(context(), &workload.graph, ShaderCompilation::Cached).unwrap();
+    let runner =
+        GpuGraphRunner::prepare(context(), &workload.graph, ShaderCompilation::Cached).unwrap();
     poison(&runner);
     let results = runner.run_loop(&workload.input, 4).unwrap();
     assert_eq!(results.len(), 4);
     for (iteration, actual) in results.iter().enumerate() {
-        assert_close(actual, &expected, GRAPH_TOLERANCE, &format!("iteration {iteration}"));
+        assert_close(
+            actual,
+            &expected,
+            GRAPH_TOLERANCE,
+            &format!("iteration {iteration}"),
+        );
     }
 }
 
@@ -60,15 +74,22 @@ fn the_graph_loop_reads_back_every_iteration() {
 fn cached_pipelines_compile_once_per_kernel() {
     // linear, relu (in place), linear, softmax: three kernels, one of them twice.
     let graph = ChainBuilder::input(4, 4)
-        .linear(Tensor2d::random(4, 4, -1.0..=1.0, 1), Tensor2d::random(1, 4, -1.0..=1.0, 2))
+        .linear(
+            Tensor2d::random(4, 4, -1.0..=1.0, 1),
+            Tensor2d::random(1, 4, -1.0..=1.0, 2),
+        )
         .relu()
-        .linear(Tensor2d::random(4, 4, -1.0..=1.0, 3), Tensor2d::random(1, 4, -1.0..=1.0, 4))
+        .linear(
+            Tensor2d::random(4, 4, -1.0..=1.0, 3),
+            Tensor2d::random(1, 4, -1.0..=1.0, 4),
+        )
         .softmax()
         .output()
         .unwrap();
     let input = Tensor2d::random(4, 4, -1.0..=1.0, 5);
     let cached = GpuGraphRunner::prepare(context(), &graph, ShaderCompilation::Cached).unwrap();
-    let uncached = GpuGraphRunner::prepare(context(), &graph, ShaderCompilation::EveryCall).unwrap();
+    let uncached =
+        GpuGraphRunner::prepare(context(), &graph, ShaderCompilation::EveryCall).unwrap();
     for _ in 0..3 {
         cached.run(&input).unwrap();
         uncached.run(&input).unwrap();
@@ -80,7 +101,14 @@ fn cached_pipelines_compile_once_per_kernel() {
 #[test]
 fn the_gpu_runner_rejects_an_input_of_the_wrong_shape() {
     let workload = random_mlp(4, 2, 1).unwrap();
-    let runner = GpuGraphRunner::prepare(context(), &workload.graph, ShaderCompilation::Cached).unwrap();
+    let runner =
+        GpuGraphRunner::prepare(context(), &workload.graph, ShaderCompilation::Cached).unwrap();
     let error = runner.run(&Tensor2d::zeros(4, 5)).unwrap_err();
-    assert_eq!(error, RunError::InputShape { expected: (4, 4), given: (4, 5) });
+    assert_eq!(
+        error,
+        RunError::InputShape {
+            expected: (4, 4),
+            given: (4, 5)
+        }
+    );
 }

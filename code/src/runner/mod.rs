@@ -6,10 +6,12 @@
 
 pub mod buffer_plan;
 pub mod cpu;
+pub mod execution;
 pub mod gpu;
 
 pub use buffer_plan::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
+pub use execution::{Execution, ExecutionMode};
 pub use gpu::GpuGraphRunner;
 
 use thiserror::Error;
@@ -32,4 +34,6 @@ pub enum RunError {
     Shape(#[from] ShapeError),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    #[error("the execution mode {mode:?} runs on the GPU, but no GPU context was given")]
+    NoGpuContext { mode: ExecutionMode },
 }

@@ -1,0 +1,212 @@
+//! One entry point for every execution mode the benchmarks compare.
+//!
+//! Prepare once with [`ExecutionMode::prepare`], then call [`Execution::run`] as often as
+//! needed. `run` executes the graph `iterations` times and returns every result, read
+//! back to the host: all modes do the same work and hand back the same numbers, so their
+//! timings compare like with like.
+
+use crate::compiler::fuse;
+use crate::gpu::{GpuContext, ShaderCompilation};
+use crate::graph::{Operator, ValidGraph};
+use crate::immediate::ImmediateGpu;
+use crate::runner::{CpuGraphRunner, GpuGraphRunner, RunError, run_operator_by_operator};
+use crate::tensor::Tensor2d;
+
+// ANCHOR: execution_mode
+/// How a graph is executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecutionMode {
+    /// Plain CPU operator calls, each allocating its result.
+    Cpu,
+    /// The CPU graph runner: buffers allocated once, ReLU in place.
+    CpuGraph,
+    /// One GPU operator at a time: upload, compile, dispatch, read back.
+    Immediate,
+    /// As `Immediate`, with compiled pipelines reused.
+    ImmediateCached,
+    /// The whole graph in one submission, weights uploaded once, one readback.
+    Graph,
+    /// `Graph` with compiled pipelines reused.
+    GraphCached,
+    /// `Graph` on the fused graph.
+    GraphFused,
+    /// `Graph` on the fused graph, with compiled pipelines reused.
+    GraphCachedFused,
+    /// All iterations recorded back to back into one submission, each read back.
+    GraphLoop,
+    GraphLoopCached,
+    GraphLoopFused,
+    GraphLoopCachedFused,
+}
+// ANCHOR_END: execution_mode
+
+impl ExecutionMode {
+    pub const ALL: [ExecutionMode; 12] = [
+        ExecutionMode::Cpu,
+        ExecutionMode::CpuGraph,
+        ExecutionMode::Immediate,
+        ExecutionMode::ImmediateCached,
+        ExecutionMode::Graph,
+        ExecutionMode::GraphCached,
+        ExecutionMode::GraphFused,
+        ExecutionMode::GraphCachedFused,
+        ExecutionMode::GraphLoop,
+        ExecutionMode::GraphLoopCached,
+        ExecutionMode::GraphLoopFused,
+        ExecutionMode::GraphLoopCachedFused,
+    ];
+
+    pub fn uses_gpu(self) -> bool {
+        !matches!(self, ExecutionMode::Cpu | ExecutionMode::CpuGraph)
+    }
+
+    fn compilation(self) -> ShaderCompilation {
+        match self {
+            ExecutionMode::ImmediateCached
+            | ExecutionMode::GraphCached
+            | ExecutionMode::GraphCachedFused
+            | ExecutionMode::GraphLoopCached
+            | ExecutionMode::GraphLoopCachedFused => ShaderCompilation::Cached,
+            _ => ShaderCompilation::EveryCall,
+        }
+    }
+
+    fn fuses(self) -> bool {
+        matches!(
+            self,
+            ExecutionMode::GraphFused
+                | ExecutionMode::GraphCachedFused
+                | ExecutionMode::GraphLoopFused
+                | ExecutionMode::GraphLoopCachedFused
+        )
+    }
+
+    fn loops_on_the_gpu(self) -> bool {
+        matches!(
+            self,
+            ExecutionMode::GraphLoop
+                | ExecutionMode::GraphLoopCached
+                | ExecutionMode::GraphLoopFused
+                | ExecutionMode::GraphLoopCachedFused
+        )
+    }
+
+    // ANCHOR: prepare_mode
+    /// Prepares `graph` for this mode. GPU modes need a context.
+    pub fn prepare<'context>(
+        self,
+        graph: &ValidGraph,
+        context: Option<&'context GpuContext>,
+    ) -> Result<Execution<'context>, RunError> {
+        let gpu = || context.ok_or(RunError::NoGpuContext { mode: self });
+        let runner = match self {
+            ExecutionMode::Cpu => Runner::OperatorByOperator(graph.clone()),
+            ExecutionMode::CpuGraph => Runner::CpuGraph(CpuGraphRunner::prepare(graph)),
+            ExecutionMode::Immediate | ExecutionMode::ImmediateCached => Runner::Immediate {
+                graph: graph.clone(),
+                gpu: ImmediateGpu::new(gpu()?, self.compilation()),
+            },
+            _ => {
+                let graph = if self.fuses() {
+                    fuse(graph)?
+                } else {
+                    graph.clone()
+                };
+                let runner = GpuGraphRunner::prepare(gpu()?, &graph, self.compilation())?;
+                if self.loops_on_the_gpu() {
+                    Runner::GpuGraphLoop(runner)
+                } else {
+                    Runner::GpuGraph(runner)
+                }
+            }
+        };
+        Ok(Execution { mode: self, runner })
+    }
+    // ANCHOR_END: prepare_mode
+}
+
+/// A graph prepared for one execution mode.
+pub struct Execution<'context> {
+    mode: ExecutionMode,
+    runner: Runner<'context>,
+}
+
+enum Runner<'context> {
+    OperatorByOperator(ValidGraph),
+    CpuGraph(CpuGraphRunner),
+    Immediate {
+        graph: ValidGraph,
+        gpu: ImmediateGpu<'context>,
+    },
+    GpuGraph(GpuGraphRunner<'context>),
+    GpuGraphLoop(GpuGraphRunner<'context>),
+}
+
+impl Execution<'_> {
+    pub fn mode(&self) -> ExecutionMode {
+        self.mode
+    }
+
+    // ANCHOR: execution_run
+    /// Runs the graph `iterations` times on `input` and returns every result, read back.
+    pub fn run(&mut self, input: &Tensor2d, iterations: usize) -> Result<Vec<Tensor2d>, RunError> {
+        if let Runner::GpuGraphLoop(runner) = &self.runner {
+            return runner.run_loop(input, iterations);
+        }
+        (0..iterations).map(|_| self.run_once(input)).collect()
+    }
+    // ANCHOR_END: execution_run
+
+    fn run_once(&mut self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
+        match &mut self.runner {
+            Runner::OperatorByOperator(graph) => run_operator_by_operator(graph, input),
+            Runner::CpuGraph(runner) => runner.run(input),
+            Runner::Immediate { graph, gpu } => run_immediate(graph, gpu, input),
+            Runner::GpuGraph(runner) | Runner::GpuGraphLoop(runner) => runner.run(input),
+        }
+    }
+}
+
+// ANCHOR: run_immediate
+/// Walks the graph calling one immediate-mode GPU operator per node: every operator
+/// uploads its inputs (the weights included) and reads its result back.
+fn run_immediate(
+    graph: &ValidGraph,
+    gpu: &ImmediateGpu,
+    input: &Tensor2d,
+) -> Result<Tensor2d, RunError> {
+    let expected = graph.shape(graph.input());
+    if input.shape() != expected {
+        return Err(RunError::InputShape {
+            expected,
+            given: input.shape(),
+        });
+    }
+    let nodes = &graph.graph().nodes;
+    let mut results: Vec<Option<Tensor2d>> = vec![None; nodes.len()];
+    for &id in graph.execution_order() {
+        let node = &nodes[id.0];
+        let argument = |position: usize| -> &Tensor2d {
+            let source = node.inputs[position].0;
+            match &nodes[source].operator {
+                Operator::Constant(tensor) => tensor,
+                _ => results[source].as_ref().expect("inputs run first"),
+            }
+        };
+        results[id.0] = match node.operator {
+            Operator::Input { .. } => Some(input.clone()),
+            Operator::Constant(_) => None,
+            Operator::Linear => Some(gpu.linear(argument(0), argument(1), argument(2))?),
+            Operator::LinearRelu => Some(gpu.linear_relu(argument(0), argument(1), argument(2))?),
+            Operator::LinearReluSoftmax => {
+                let hidden = gpu.linear_relu(argument(0), argument(1), argument(2))?;
+                Some(gpu.softmax(&hidden)?)
+            }
+            Operator::Relu => Some(gpu.relu(argument(0))?),
+            Operator::Softmax => Some(gpu.softmax(argument(0))?),
+            Operator::Output => Some(argument(0).clone()),
+        };
+    }
+    Ok(results[graph.output().0].take().expect("the output ran"))
+}
+// ANCHOR_END: run_immediate
