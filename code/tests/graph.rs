@@ -4,7 +4,7 @@
 mod common;
 
 use common::assert_close;
-use galaxy::compiler::fuse;
+use galaxy::compiler::{fuse, rewrite_in_place};
 use galaxy::graph::{
     ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, random_mlp,
 };
@@ -313,8 +313,7 @@ fn the_cpu_runner_matches_plain_operator_calls() {
 }
 
 #[test]
-fn relu_runs_in_place_and_saves_buffers() {
-    // input, linear, [relu in place], linear, [relu in place], softmax: four buffers.
+fn relu_runs_in_place_after_the_rewrite_and_saves_buffers() {
     let valid = ChainBuilder::input(2, 4)
         .linear(weights(4, 4, 1), weights(1, 4, 2))
         .relu()
@@ -323,10 +322,26 @@ fn relu_runs_in_place_and_saves_buffers() {
         .softmax()
         .output()
         .unwrap();
-    assert_eq!(CpuGraphRunner::prepare(&valid).buffer_count(), 4);
+    // As written: input, linear, relu, linear, relu, softmax each get a buffer.
+    assert_eq!(CpuGraphRunner::prepare(&valid).buffer_count(), 6);
+    // Rewritten, the two ReLUs overwrite the linear layers' results: four buffers.
+    let rewritten = rewrite_in_place(&valid).unwrap();
+    let mut runner = CpuGraphRunner::prepare(&rewritten);
+    assert_eq!(runner.buffer_count(), 4);
+    let data = Tensor2d::random(2, 4, -1.0..=1.0, 9);
+    let expected = run_operator_by_operator(&valid, &data).unwrap();
+    assert_close(
+        &runner.run(&data).unwrap(),
+        &expected,
+        Tolerance::new(1e-6, 1e-7),
+        "in place",
+    );
     // A ReLU straight on the input may not overwrite the caller's input.
     let valid = ChainBuilder::input(2, 4).relu().output().unwrap();
-    assert_eq!(CpuGraphRunner::prepare(&valid).buffer_count(), 2);
+    assert_eq!(
+        CpuGraphRunner::prepare(&rewrite_in_place(&valid).unwrap()).buffer_count(),
+        2
+    );
 }
 
 #[test]

@@ -33,9 +33,13 @@ pub fn fuse(graph: &ValidGraph) -> Result<ValidGraph, GraphError> {
         let sole_reader = consumers[read.0].len() == 1;
         let source = producer(&absorbed_into, read.0);
         let fused = match (&node.operator, &operators[source]) {
-            (Operator::Relu, Operator::Linear) if sole_reader => Operator::LinearRelu,
+            (Operator::Relu | Operator::ReluInPlace, Operator::Linear) if sole_reader => {
+                Operator::LinearRelu
+            }
             // relu(relu(x)) = relu(x): a second ReLU adds nothing.
-            (Operator::Relu, Operator::LinearRelu) if sole_reader => Operator::LinearRelu,
+            (Operator::Relu | Operator::ReluInPlace, Operator::LinearRelu) if sole_reader => {
+                Operator::LinearRelu
+            }
             (Operator::Softmax, Operator::LinearRelu) if sole_reader => Operator::LinearReluSoftmax,
             _ => continue,
         };

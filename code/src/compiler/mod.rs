@@ -1,9 +1,14 @@
 //! The graph compiler: passes that rewrite a graph into one that computes the same
-//! result with less work or less memory traffic.
+//! result with less work or less memory.
 //!
-//! Every pass is a function from a valid graph to a valid graph, so passes compose and
-//! each can be tested on its own: the rewritten graph must give the same output.
+//! Every pass takes a valid graph and gives back a valid graph (buffer reuse gives back
+//! a buffer plan for it), so passes compose and each can be tested on its own: the result
+//! must be the same.
 
+pub mod buffer_reuse;
 pub mod fusion;
+pub mod in_place;
 
+pub use buffer_reuse::{BufferReuse, reuse_buffers};
 pub use fusion::fuse;
+pub use in_place::rewrite_in_place;

@@ -9,6 +9,8 @@
 //! Read the files in this order: this one (the data types), `builder` (writing a graph
 //! the way the network reads), `validate` (what makes a graph well formed), `random_mlp`
 //! (the standard workload the benchmarks run).
+//!
+//! The compiler passes that rewrite graphs live in [`crate::compiler`].
 
 pub mod builder;
 pub mod random_mlp;
@@ -38,6 +40,9 @@ pub enum Operator {
     Linear,
     /// `max(inputs[0], 0)`.
     Relu,
+    /// `max(inputs[0], 0)`, written over `inputs[0]` (made by the in-place pass). Legal
+    /// only when this node is the one reader of a tensor the graph computed.
+    ReluInPlace,
     /// Row-wise softmax of `inputs[0]`.
     Softmax,
     /// `Linear` and then `Relu` in one operator (made by the fusion pass).
@@ -57,6 +62,7 @@ impl Operator {
             Operator::Constant(_) => "constant",
             Operator::Linear => "linear",
             Operator::Relu => "relu",
+            Operator::ReluInPlace => "relu_in_place",
             Operator::Softmax => "softmax",
             Operator::LinearRelu => "linear_relu",
             Operator::LinearReluSoftmax => "linear_relu_softmax",
@@ -69,7 +75,7 @@ impl Operator {
         match self {
             Operator::Input { .. } | Operator::Constant(_) => 0,
             Operator::Linear | Operator::LinearRelu | Operator::LinearReluSoftmax => 3,
-            Operator::Relu | Operator::Softmax | Operator::Output => 1,
+            Operator::Relu | Operator::ReluInPlace | Operator::Softmax | Operator::Output => 1,
         }
     }
 }

@@ -8,7 +8,8 @@
 //! - there is no cycle: the nodes can be put in an order where every node comes after
 //!   the nodes it reads;
 //! - every operator has the right number of inputs, and their shapes fit;
-//! - the output is read by nothing, and a softmax feeds only the output.
+//! - the output is read by nothing, and a softmax feeds only the output;
+//! - an in-place ReLU overwrites only a computed tensor that nothing else reads.
 
 use thiserror::Error;
 
@@ -62,6 +63,14 @@ pub enum GraphError {
         node: usize,
         operator: &'static str,
         output: usize,
+    },
+    #[error(
+        "node {node} (relu_in_place) overwrites tensor {input}, which {reason}; only the sole reader of a computed tensor may overwrite it"
+    )]
+    InPlaceNotAllowed {
+        node: usize,
+        input: usize,
+        reason: &'static str,
     },
     #[error(
         "softmax node {node} feeds node {consumer} ({consumer_operator}); a softmax may only feed the output"
@@ -148,6 +157,7 @@ pub fn validate(graph: Graph) -> Result<ValidGraph, GraphError> {
     let shapes = infer_shapes(&graph, &order)?;
     let (input, output) = check_input_and_output(&graph)?;
     check_softmax_feeds_only_the_output(&graph)?;
+    check_in_place_nodes(&graph)?;
     Ok(ValidGraph {
         graph,
         order,
@@ -233,7 +243,9 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
         let shape = match &node.operator {
             Operator::Input { rows, columns } => (*rows, *columns),
             Operator::Constant(tensor) => tensor.shape(),
-            Operator::Relu | Operator::Softmax | Operator::Output => input_shape(0),
+            Operator::Relu | Operator::ReluInPlace | Operator::Softmax | Operator::Output => {
+                input_shape(0)
+            }
             Operator::Linear | Operator::LinearRelu | Operator::LinearReluSoftmax => {
                 for (position, role) in [(1, "weights"), (2, "bias")] {
                     let source = graph.node(node.inputs[position]);
@@ -303,6 +315,32 @@ fn check_input_and_output(graph: &Graph) -> Result<(TensorId, TensorId), GraphEr
         });
     }
     Ok((TensorId(inputs[0]), TensorId(output)))
+}
+
+/// Overwriting a tensor is safe only if nothing else will read it, and only if the graph
+/// owns it: the caller's input and the weights must survive the run.
+fn check_in_place_nodes(graph: &Graph) -> Result<(), GraphError> {
+    let consumers = consumers(graph);
+    for (index, node) in graph.nodes.iter().enumerate() {
+        if node.operator != Operator::ReluInPlace {
+            continue;
+        }
+        let input = node.inputs[0].0;
+        let reason = match graph.nodes[input].operator {
+            Operator::Input { .. } => Some("is the graph's input"),
+            Operator::Constant(_) => Some("is a constant"),
+            _ if consumers[input].len() > 1 => Some("other nodes read too"),
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            return Err(GraphError::InPlaceNotAllowed {
+                node: index,
+                input,
+                reason,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Softmax normalises each row into probabilities: the network's last step. The fused

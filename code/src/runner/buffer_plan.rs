@@ -1,11 +1,12 @@
 //! Which buffer each tensor of a graph lives in.
 //!
-//! The simplest plan gives every computed tensor a buffer of its own. One rewrite is
-//! always worth it: a ReLU whose input is read by nothing else can overwrite that input,
-//! because the ReLU is its last reader. Both runners use this plan, so the CPU and the GPU
-//! make the same decision.
+//! The simplest plan gives every computed tensor a buffer of its own, except that an
+//! in-place ReLU (see [`crate::compiler::rewrite_in_place`]) writes into the buffer of its
+//! input. Both runners follow the plan they are given, so the CPU and the GPU make the
+//! same decisions; [`crate::compiler::reuse_buffers`] makes a plan that shares buffers
+//! between tensors whose lifetimes do not overlap.
 
-use crate::graph::{Operator, TensorId, ValidGraph};
+use crate::graph::{Operator, ValidGraph};
 
 // ANCHOR: buffer_plan
 /// For every node, the buffer its result is written to; and the shape of every buffer.
@@ -20,7 +21,6 @@ pub struct BufferPlan {
 impl BufferPlan {
     pub fn new(graph: &ValidGraph) -> BufferPlan {
         let nodes = &graph.graph().nodes;
-        let consumers = graph.consumers();
         let mut buffer_of = vec![None; nodes.len()];
         let mut buffer_shapes = Vec::new();
         for &id in graph.execution_order() {
@@ -28,9 +28,7 @@ impl BufferPlan {
             buffer_of[id.0] = match node.operator {
                 Operator::Constant(_) => None,
                 Operator::Output => buffer_of[node.inputs[0].0],
-                Operator::Relu if may_overwrite(graph, &consumers, node.inputs[0]) => {
-                    buffer_of[node.inputs[0].0]
-                }
+                Operator::ReluInPlace => buffer_of[node.inputs[0].0],
                 _ => {
                     buffer_shapes.push(graph.shape(id));
                     Some(buffer_shapes.len() - 1)
@@ -44,15 +42,6 @@ impl BufferPlan {
     }
     // ANCHOR_END: buffer_plan
 
-    /// Whether the node at `id` overwrites its first input's buffer.
-    pub fn runs_in_place(&self, graph: &ValidGraph, id: TensorId) -> bool {
-        let node = graph.graph().node(id);
-        node.operator != Operator::Output
-            && node.inputs.first().is_some_and(|input| {
-                self.buffer_of[input.0].is_some() && self.buffer_of[input.0] == self.buffer_of[id.0]
-            })
-    }
-
     /// The bytes all buffers take together.
     pub fn bytes(&self) -> usize {
         self.buffer_shapes
@@ -60,14 +49,4 @@ impl BufferPlan {
             .map(|(rows, columns)| rows * columns * std::mem::size_of::<f32>())
             .sum()
     }
-}
-
-/// A tensor may be overwritten by its reader when that reader is the only one and the
-/// tensor was computed by the graph (the caller's input and the weights must survive).
-fn may_overwrite(graph: &ValidGraph, consumers: &[Vec<TensorId>], tensor: TensorId) -> bool {
-    let computed = !matches!(
-        graph.graph().node(tensor).operator,
-        Operator::Input { .. } | Operator::Constant(_)
-    );
-    computed && consumers[tensor.0].len() == 1
 }

@@ -19,7 +19,12 @@ pub struct CpuGraphRunner {
 impl CpuGraphRunner {
     // ANCHOR: prepare
     pub fn prepare(graph: &ValidGraph) -> CpuGraphRunner {
-        let plan = BufferPlan::new(graph);
+        CpuGraphRunner::prepare_with_plan(graph, BufferPlan::new(graph))
+    }
+
+    /// Prepares with a given buffer plan, such as one from
+    /// [`crate::compiler::reuse_buffers`].
+    pub fn prepare_with_plan(graph: &ValidGraph, plan: BufferPlan) -> CpuGraphRunner {
         let buffers = plan
             .buffer_shapes
             .iter()
@@ -87,7 +92,7 @@ impl CpuGraphRunner {
             Operator::LinearReluSoftmax => {
                 cpu::linear_relu_softmax_into(tensor(0), tensor(1), tensor(2), &mut output)
             }
-            Operator::Relu if self.plan.runs_in_place(&self.graph, id) => {
+            Operator::ReluInPlace => {
                 cpu::relu_in_place(&mut output);
                 Ok(())
             }
@@ -142,7 +147,7 @@ pub fn run_operator_by_operator(
                 argument(1),
                 argument(2),
             )?))?),
-            Operator::Relu => Some(cpu::relu(argument(0))),
+            Operator::Relu | Operator::ReluInPlace => Some(cpu::relu(argument(0))),
             Operator::Softmax => Some(cpu::softmax(argument(0))?),
             Operator::Output => Some(argument(0).clone()),
         };

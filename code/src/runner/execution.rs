@@ -5,7 +5,7 @@
 //! back to the host: all modes do the same work and hand back the same numbers, so their
 //! timings compare like with like.
 
-use crate::compiler::fuse;
+use crate::compiler::{fuse, rewrite_in_place};
 use crate::gpu::{GpuContext, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
@@ -18,13 +18,14 @@ use crate::tensor::Tensor2d;
 pub enum ExecutionMode {
     /// Plain CPU operator calls, each allocating its result.
     Cpu,
-    /// The CPU graph runner: buffers allocated once, ReLU in place.
+    /// The CPU graph runner: buffers allocated once, ReLU in place where legal.
     CpuGraph,
     /// One GPU operator at a time: upload, compile, dispatch, read back.
     Immediate,
     /// As `Immediate`, with compiled pipelines reused.
     ImmediateCached,
-    /// The whole graph in one submission, weights uploaded once, one readback.
+    /// The whole graph in one submission, weights uploaded once, ReLU in place where
+    /// legal, one readback.
     Graph,
     /// `Graph` with compiled pipelines reused.
     GraphCached,
@@ -101,7 +102,9 @@ impl ExecutionMode {
         let gpu = || context.ok_or(RunError::NoGpuContext { mode: self });
         let runner = match self {
             ExecutionMode::Cpu => Runner::OperatorByOperator(graph.clone()),
-            ExecutionMode::CpuGraph => Runner::CpuGraph(CpuGraphRunner::prepare(graph)),
+            ExecutionMode::CpuGraph => {
+                Runner::CpuGraph(CpuGraphRunner::prepare(&rewrite_in_place(graph)?))
+            }
             ExecutionMode::Immediate | ExecutionMode::ImmediateCached => Runner::Immediate {
                 graph: graph.clone(),
                 gpu: ImmediateGpu::new(gpu()?, self.compilation()),
@@ -112,6 +115,7 @@ impl ExecutionMode {
                 } else {
                     graph.clone()
                 };
+                let graph = rewrite_in_place(&graph)?;
                 let runner = GpuGraphRunner::prepare(gpu()?, &graph, self.compilation())?;
                 if self.loops_on_the_gpu() {
                     Runner::GpuGraphLoop(runner)
@@ -202,7 +206,7 @@ fn run_immediate(
                 let hidden = gpu.linear_relu(argument(0), argument(1), argument(2))?;
                 Some(gpu.softmax(&hidden)?)
             }
-            Operator::Relu => Some(gpu.relu(argument(0))?),
+            Operator::Relu | Operator::ReluInPlace => Some(gpu.relu(argument(0))?),
             Operator::Softmax => Some(gpu.softmax(argument(0))?),
             Operator::Output => Some(argument(0).clone()),
         };

@@ -38,7 +38,17 @@ impl<'context> GpuGraphRunner<'context> {
         graph: &ValidGraph,
         compilation: ShaderCompilation,
     ) -> Result<GpuGraphRunner<'context>, RunError> {
-        let plan = BufferPlan::new(graph);
+        GpuGraphRunner::prepare_with_plan(context, graph, BufferPlan::new(graph), compilation)
+    }
+
+    /// Prepares with a given buffer plan, such as one from
+    /// [`crate::compiler::reuse_buffers`].
+    pub fn prepare_with_plan(
+        context: &'context GpuContext,
+        graph: &ValidGraph,
+        plan: BufferPlan,
+        compilation: ShaderCompilation,
+    ) -> Result<GpuGraphRunner<'context>, RunError> {
         let result_buffer = plan.buffer_of[graph.result().0];
         let buffers = plan
             .buffer_shapes
@@ -213,7 +223,7 @@ impl<'context> GpuGraphRunner<'context> {
                     let softmax = self.pipelines.pipeline(context, Kernel::Softmax)?;
                     record_softmax(context, encoder, &softmax, scratch, output)?;
                 }
-                Operator::Relu if self.plan.runs_in_place(&self.graph, id) => {
+                Operator::ReluInPlace => {
                     let pipeline = self.pipelines.pipeline(context, Kernel::ReluInPlace)?;
                     record_relu_in_place(context, encoder, &pipeline, output)?;
                 }
