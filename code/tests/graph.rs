@@ -10,6 +10,7 @@ use galaxy::graph::{
 };
 use galaxy::runner::{CpuGraphRunner, RunError, run_operator_by_operator};
 use galaxy::{ShapeError, Tensor2d, Tolerance};
+use proptest::prelude::*;
 
 fn weights(rows: usize, columns: usize, seed: u64) -> Tensor2d {
     Tensor2d::random(rows, columns, -0.5..=0.5, seed)
@@ -447,4 +448,49 @@ fn fusion_leaves_a_shared_intermediate_alone() {
     let valid = builder.build().unwrap();
     let fused = fuse(&valid).unwrap();
     assert_eq!(fused.graph(), valid.graph());
+}
+
+/// An arbitrary node: any operator, with 0–3 input ids that may point anywhere,
+/// including past the end of the graph.
+fn arbitrary_node() -> impl Strategy<Value = (Operator, Vec<TensorId>)> {
+    let operator = prop_oneof![
+        (1usize..4, 1usize..4).prop_map(|(rows, columns)| Operator::Input { rows, columns }),
+        (1usize..4, 1usize..4, any::<u64>()).prop_map(|(rows, columns, seed)| Operator::Constant(
+            Tensor2d::random(rows, columns, -1.0..=1.0, seed)
+        )),
+        Just(Operator::Linear),
+        Just(Operator::Relu),
+        Just(Operator::ReluInPlace),
+        Just(Operator::Softmax),
+        Just(Operator::LinearRelu),
+        Just(Operator::LinearReluSoftmax),
+        Just(Operator::Output),
+    ];
+    let inputs = prop::collection::vec((0usize..10).prop_map(TensorId), 0..=3);
+    (operator, inputs)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Whatever the nodes, validation answers with a graph or a typed error, and a graph
+    /// that validates runs (on the CPU, in both runners) without panicking.
+    #[test]
+    fn malformed_graphs_give_errors_not_panics(nodes in prop::collection::vec(arbitrary_node(), 0..10)) {
+        let mut graph = Graph::new();
+        for (operator, inputs) in nodes {
+            graph.push(operator, inputs);
+        }
+        if let Ok(valid) = graph.validate() {
+            let (rows, columns) = valid.shape(valid.input());
+            let input = Tensor2d::random(rows, columns, -1.0..=1.0, 1);
+            let expected = run_operator_by_operator(&valid, &input).unwrap();
+            let actual = CpuGraphRunner::prepare(&valid).run(&input).unwrap();
+            assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "a generated valid graph");
+            let fused = fuse(&valid).unwrap();
+            let rewritten = rewrite_in_place(&fused).unwrap();
+            let actual = CpuGraphRunner::prepare(&rewritten).run(&input).unwrap();
+            assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "after the passes");
+        }
+    }
 }
