@@ -37,7 +37,7 @@ fn check_every_mode(graph: &ValidGraph, input: &Tensor2d, what: &str) {
 }
 
 proptest! {
-    // 200 generated graphs per run, each in all 12 modes (PROPTEST_CASES overrides).
+    // 200 generated graphs per run, each in every mode (PROPTEST_CASES overrides).
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]

@@ -4,10 +4,18 @@
 //! Every pass takes a valid graph and gives back a valid graph (buffer reuse gives back
 //! a buffer plan for it), so passes compose and each can be tested on its own: the result
 //! must be the same.
+//!
+//! Beside the passes, two ways of writing shaders as text: [`opcode`] lowers every node
+//! to a list of op codes and generates its WGSL (fusing is appending op codes), and
+//! [`preprocessor`] specialises a shader template with `#define` and `#ifdef`
+//! ([`specialised_linear`] uses it).
 
 pub mod buffer_reuse;
 pub mod fusion;
 pub mod in_place;
+pub mod opcode;
+pub mod preprocessor;
+pub mod specialised_linear;
 
 pub use buffer_reuse::{BufferReuse, reuse_buffers};
 pub use fusion::fuse;

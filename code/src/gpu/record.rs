@@ -204,7 +204,7 @@ pub fn record_reduction(
 // ANCHOR: record_dispatch
 /// One compute pass with one dispatch. Separate passes order the kernels: a pass starts
 /// after the writes of the previous one are visible.
-fn record_dispatch(
+pub(crate) fn record_dispatch(
     encoder: &mut wgpu::CommandEncoder,
     pipeline: &wgpu::ComputePipeline,
     bind_group: &wgpu::BindGroup,
@@ -221,7 +221,7 @@ fn record_dispatch(
 // ANCHOR_END: record_dispatch
 
 /// Binds `buffers` to bindings 0, 1, 2, … of group 0, in order.
-fn bind_buffers(
+pub(crate) fn bind_buffers(
     context: &GpuContext,
     pipeline: &wgpu::ComputePipeline,
     buffers: &[&wgpu::Buffer],
@@ -243,7 +243,7 @@ fn bind_buffers(
         })
 }
 
-fn uniform_buffer<T: bytemuck::Pod>(context: &GpuContext, value: &T) -> wgpu::Buffer {
+pub(crate) fn uniform_buffer<T: bytemuck::Pod>(context: &GpuContext, value: &T) -> wgpu::Buffer {
     context
         .device()
         .create_buffer_init(&wgpu::util::BufferInitDescriptor {

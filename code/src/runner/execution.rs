@@ -9,7 +9,9 @@ use crate::compiler::{fuse, rewrite_in_place};
 use crate::gpu::{GpuContext, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
-use crate::runner::{CpuGraphRunner, GpuGraphRunner, RunError, run_operator_by_operator};
+use crate::runner::{
+    CpuGraphRunner, GpuGraphRunner, OpCodeRunner, RunError, run_operator_by_operator,
+};
 use crate::tensor::Tensor2d;
 
 // ANCHOR: execution_mode
@@ -38,11 +40,13 @@ pub enum ExecutionMode {
     GraphLoopCached,
     GraphLoopFused,
     GraphLoopCachedFused,
+    /// The graph fused, lowered to op codes and compiled to generated WGSL.
+    OpCode,
 }
 // ANCHOR_END: execution_mode
 
 impl ExecutionMode {
-    pub const ALL: [ExecutionMode; 12] = [
+    pub const ALL: [ExecutionMode; 13] = [
         ExecutionMode::Cpu,
         ExecutionMode::CpuGraph,
         ExecutionMode::Immediate,
@@ -55,6 +59,7 @@ impl ExecutionMode {
         ExecutionMode::GraphLoopCached,
         ExecutionMode::GraphLoopFused,
         ExecutionMode::GraphLoopCachedFused,
+        ExecutionMode::OpCode,
     ];
 
     pub fn uses_gpu(self) -> bool {
@@ -109,6 +114,7 @@ impl ExecutionMode {
                 graph: graph.clone(),
                 gpu: ImmediateGpu::new(gpu()?, self.compilation()),
             },
+            ExecutionMode::OpCode => Runner::OpCode(OpCodeRunner::prepare(gpu()?, &fuse(graph)?)?),
             _ => {
                 let graph = if self.fuses() {
                     fuse(graph)?
@@ -144,6 +150,7 @@ enum Runner<'context> {
     },
     GpuGraph(GpuGraphRunner<'context>),
     GpuGraphLoop(GpuGraphRunner<'context>),
+    OpCode(OpCodeRunner<'context>),
 }
 
 impl Execution<'_> {
@@ -167,6 +174,7 @@ impl Execution<'_> {
             Runner::CpuGraph(runner) => runner.run(input),
             Runner::Immediate { graph, gpu } => run_immediate(graph, gpu, input),
             Runner::GpuGraph(runner) | Runner::GpuGraphLoop(runner) => runner.run(input),
+            Runner::OpCode(runner) => runner.run(input),
         }
     }
 }

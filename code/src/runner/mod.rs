@@ -8,14 +8,17 @@ pub mod buffer_plan;
 pub mod cpu;
 pub mod execution;
 pub mod gpu;
+pub mod opcode;
 
 pub use buffer_plan::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
 pub use execution::{Execution, ExecutionMode};
 pub use gpu::GpuGraphRunner;
+pub use opcode::OpCodeRunner;
 
 use thiserror::Error;
 
+use crate::compiler::opcode::OpCodeError;
 use crate::gpu::GpuError;
 use crate::graph::GraphError;
 use crate::tensor::ShapeError;
@@ -34,6 +37,8 @@ pub enum RunError {
     Shape(#[from] ShapeError),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    #[error(transparent)]
+    OpCode(#[from] OpCodeError),
     #[error("the execution mode {mode:?} runs on the GPU, but no GPU context was given")]
     NoGpuContext { mode: ExecutionMode },
 }
