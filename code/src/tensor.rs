@@ -254,6 +254,25 @@ pub fn linear_output_shape(
 }
 // ANCHOR_END: linear_shapes
 
+/// Checks that a preallocated output has the shape the operation produces.
+pub fn check_output_shape(
+    operation: &'static str,
+    expected: (usize, usize),
+    output: (usize, usize),
+) -> Result<(), ShapeError> {
+    if output != expected {
+        return Err(ShapeError::Incompatible {
+            operation,
+            expectation: "the output must have the shape the operation produces",
+            left_name: "expected output",
+            left: expected,
+            right_name: "output",
+            right: output,
+        });
+    }
+    Ok(())
+}
+
 // ANCHOR: tolerance
 /// How close two floating-point results must be to count as equal.
 ///

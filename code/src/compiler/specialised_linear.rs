@@ -11,9 +11,10 @@ use thiserror::Error;
 
 use crate::compiler::preprocessor::{PreprocessorError, preprocess};
 use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
+use crate::gpu::record::LinearDimensions;
 use crate::gpu::record::{bind_buffers, record_dispatch, uniform_buffer};
 use crate::gpu::{GpuContext, GpuError, GpuTensor, compile_wgsl};
-use crate::tensor::{ShapeError, linear_output_shape};
+use crate::tensor::{check_output_shape, linear_output_shape};
 
 /// The template, baked into the binary like the hand-written shaders.
 pub const LINEAR_TEMPLATE: &str = include_str!("../../../shaders/templates/linear.wgsl.template");
@@ -52,15 +53,6 @@ pub fn specialised_linear_source(
     preprocess(LINEAR_TEMPLATE, &defines)
 }
 // ANCHOR_END: specialised_linear_source
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct LinearDimensions {
-    rows: u32,
-    inner: u32,
-    columns: u32,
-    row_tiles_per_layer: u32,
-}
 
 /// A compiled specialisation of the linear template, ready to record.
 pub struct SpecialisedLinear {
@@ -130,17 +122,7 @@ impl SpecialisedLinear {
         output: &GpuTensor,
     ) -> Result<(), GpuError> {
         let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
-        if output.shape() != output_shape {
-            return Err(ShapeError::Incompatible {
-                operation: "specialised linear",
-                expectation: "the output must have the shape the operation produces",
-                left_name: "expected",
-                left: output_shape,
-                right_name: "given",
-                right: output.shape(),
-            }
-            .into());
-        }
+        check_output_shape("specialised linear", output_shape, output.shape())?;
         let limit = context.limits().max_compute_workgroups_per_dimension;
         let column_tiles = workgroups_for(output.columns(), self.workgroup_size);
         if column_tiles > u64::from(limit) {

@@ -10,7 +10,7 @@
 use crate::cpu::linear::{check_linear_shapes, linear_row_into};
 use crate::cpu::relu::relu_values_in_place;
 use crate::cpu::softmax::softmax_row_in_place;
-use crate::tensor::{ShapeError, Tensor2d};
+use crate::tensor::{ShapeError, Tensor2d, check_output_shape};
 
 // ANCHOR: linear_relu_fused
 /// `relu(input · weights + bias)` in one pass over the output.
@@ -37,7 +37,7 @@ pub fn linear_relu_into(
     output: &mut Tensor2d,
 ) -> Result<(), ShapeError> {
     let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
-    check_output_shape("linear_relu_into", output, (rows, outputs))?;
+    check_output_shape("linear_relu_into", (rows, outputs), output.shape())?;
     for row in 0..rows {
         let output_row = output.row_mut(row);
         linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
@@ -80,7 +80,7 @@ pub fn linear_relu_softmax_into(
             columns: outputs,
         });
     }
-    check_output_shape("linear_relu_softmax_into", output, (rows, outputs))?;
+    check_output_shape("linear_relu_softmax_into", (rows, outputs), output.shape())?;
     for row in 0..rows {
         let output_row = output.row_mut(row);
         linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
@@ -90,24 +90,6 @@ pub fn linear_relu_softmax_into(
     Ok(())
 }
 // ANCHOR_END: linear_relu_softmax_fused
-
-fn check_output_shape(
-    operation: &'static str,
-    output: &Tensor2d,
-    expected: (usize, usize),
-) -> Result<(), ShapeError> {
-    if output.shape() != expected {
-        return Err(ShapeError::Incompatible {
-            operation,
-            expectation: "the output must be rows × outputs",
-            left_name: "expected",
-            left: expected,
-            right_name: "output",
-            right: output.shape(),
-        });
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@
 //! floats at a time. The variants below go from the textbook loop to one that streams
 //! through contiguous memory and stays inside the caches.
 
-use crate::tensor::{ShapeError, Tensor2d, linear_output_shape};
+use crate::tensor::{ShapeError, Tensor2d, check_output_shape, linear_output_shape};
 
 // ANCHOR: check_linear_shapes
 /// Checks that `input · weights + bias` is defined and returns the output shape
@@ -131,16 +131,7 @@ pub fn linear_into(
     output: &mut Tensor2d,
 ) -> Result<(), ShapeError> {
     let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
-    if output.shape() != (rows, outputs) {
-        return Err(ShapeError::Incompatible {
-            operation: "linear_into",
-            expectation: "the output must have one row per input row and one column per output",
-            left_name: "expected output",
-            left: (rows, outputs),
-            right_name: "output",
-            right: output.shape(),
-        });
-    }
+    check_output_shape("linear_into", (rows, outputs), output.shape())?;
     for row in 0..rows {
         linear_row_into(
             input.row(row),
@@ -449,7 +440,7 @@ mod tests {
             linear_into(&input, &weights, &bias, &mut output),
             Err(ShapeError::Incompatible {
                 operation: "linear_into",
-                expectation: "the output must have one row per input row and one column per output",
+                expectation: "the output must have the shape the operation produces",
                 left_name: "expected output",
                 left: (2, 2),
                 right_name: "output",

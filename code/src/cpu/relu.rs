@@ -6,7 +6,7 @@
 //! and writes, and how many fresh pages it makes the operating system hand over. That is
 //! exactly what the three variants change.
 
-use crate::tensor::{ShapeError, Tensor2d};
+use crate::tensor::{ShapeError, Tensor2d, check_output_shape};
 
 // ANCHOR: relu_value
 /// ReLU of one value.
@@ -54,16 +54,7 @@ pub fn relu(input: &Tensor2d) -> Tensor2d {
 /// A loop that reuses the same output tensor allocates nothing after the first call, and
 /// the output's pages are already mapped (and often still in cache).
 pub fn relu_into(input: &Tensor2d, output: &mut Tensor2d) -> Result<(), ShapeError> {
-    if output.shape() != input.shape() {
-        return Err(ShapeError::Incompatible {
-            operation: "relu_into",
-            expectation: "the output must have the same shape as the input",
-            left_name: "input",
-            left: input.shape(),
-            right_name: "output",
-            right: output.shape(),
-        });
-    }
+    check_output_shape("relu_into", input.shape(), output.shape())?;
     relu_values_into(input.as_slice(), output.as_mut_slice());
     Ok(())
 }
@@ -118,8 +109,8 @@ mod tests {
             relu_into(&mixed_signs(), &mut output),
             Err(ShapeError::Incompatible {
                 operation: "relu_into",
-                expectation: "the output must have the same shape as the input",
-                left_name: "input",
+                expectation: "the output must have the shape the operation produces",
+                left_name: "expected output",
                 left: (2, 3),
                 right_name: "output",
                 right: (3, 2),

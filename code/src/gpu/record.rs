@@ -8,7 +8,7 @@ use wgpu::util::DeviceExt;
 
 use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Readback};
-use crate::tensor::{ShapeError, linear_output_shape};
+use crate::tensor::{check_output_shape, linear_output_shape};
 
 /// Invocations per workgroup of the element-wise, softmax and reduction kernels.
 const WORKGROUP_SIZE: u32 = 256;
@@ -17,13 +17,15 @@ const LINEAR_TILE: u32 = 16;
 /// Values one reduction workgroup combines into one partial result (see reduce.wgsl).
 const REDUCTION_BLOCK: u32 = 1024;
 
+/// The `Dimensions` uniform of shaders/linear.wgsl (and of the specialised linear
+/// template): the same four numbers, in the same order.
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct LinearDimensions {
-    rows: u32,
-    inner: u32,
-    columns: u32,
-    row_tiles_per_layer: u32,
+pub(crate) struct LinearDimensions {
+    pub(crate) rows: u32,
+    pub(crate) inner: u32,
+    pub(crate) columns: u32,
+    pub(crate) row_tiles_per_layer: u32,
 }
 
 #[repr(C)]
@@ -51,7 +53,7 @@ pub fn record_linear(
     output: &GpuTensor,
 ) -> Result<(), GpuError> {
     let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
-    expect_shape("linear output", output, output_shape)?;
+    check_output_shape("linear", output_shape, output.shape())?;
 
     let limit = context.limits().max_compute_workgroups_per_dimension;
     let column_tiles = workgroups_for(output.columns(), LINEAR_TILE);
@@ -103,7 +105,7 @@ pub fn record_relu(
     input: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<(), GpuError> {
-    expect_shape("relu output", output, input.shape())?;
+    check_output_shape("relu", input.shape(), output.shape())?;
     let grid = element_grid(context, input.len(), "relu")?;
     let count = uniform_buffer(context, &element_count(input.len()));
     let bind_group = bind_buffers(
@@ -137,7 +139,7 @@ pub fn record_softmax(
     input: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<(), GpuError> {
-    expect_shape("softmax output", output, input.shape())?;
+    check_output_shape("softmax", input.shape(), output.shape())?;
     let limit = context.limits().max_compute_workgroups_per_dimension;
     let grid = WorkgroupGrid::covering(input.rows() as u64, limit, "softmax")?;
     let dimensions = uniform_buffer(
@@ -270,23 +272,4 @@ fn element_grid(
         context.limits().max_compute_workgroups_per_dimension,
         operation,
     )
-}
-
-fn expect_shape(
-    name: &'static str,
-    tensor: &GpuTensor,
-    expected: (usize, usize),
-) -> Result<(), GpuError> {
-    if tensor.shape() != expected {
-        return Err(ShapeError::Incompatible {
-            operation: name,
-            expectation: "the output must have the shape the operation produces",
-            left_name: "expected",
-            left: expected,
-            right_name: "given",
-            right: tensor.shape(),
-        }
-        .into());
-    }
-    Ok(())
 }

@@ -6,6 +6,7 @@
 
 use crate::cpu;
 use crate::graph::{Operator, TensorId, ValidGraph};
+use crate::runner::node_by_node::evaluate_node_by_node;
 use crate::runner::{BufferPlan, RunError};
 use crate::tensor::Tensor2d;
 
@@ -115,44 +116,18 @@ pub fn run_operator_by_operator(
     graph: &ValidGraph,
     input: &Tensor2d,
 ) -> Result<Tensor2d, RunError> {
-    let expected = graph.shape(graph.input());
-    if input.shape() != expected {
-        return Err(RunError::InputShape {
-            expected,
-            given: input.shape(),
-        });
-    }
-    let nodes = &graph.graph().nodes;
-    let mut results: Vec<Option<Tensor2d>> = vec![None; nodes.len()];
-    for &id in graph.execution_order() {
-        let node = &nodes[id.0];
-        let argument = |position: usize| -> &Tensor2d {
-            let source = node.inputs[position].0;
-            match &nodes[source].operator {
-                Operator::Constant(tensor) => tensor,
-                _ => results[source].as_ref().expect("inputs run first"),
+    evaluate_node_by_node(graph, input, |operator, arguments| {
+        let linear = || cpu::linear_naive(arguments[0], arguments[1], arguments[2]);
+        Ok(match operator {
+            Operator::Linear => linear()?,
+            Operator::LinearRelu => cpu::relu(&linear()?),
+            Operator::LinearReluSoftmax => cpu::softmax(&cpu::relu(&linear()?))?,
+            Operator::Relu | Operator::ReluInPlace => cpu::relu(arguments[0]),
+            Operator::Softmax => cpu::softmax(arguments[0])?,
+            Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
+                unreachable!("the walk handles inputs, constants and the output itself")
             }
-        };
-        let result = match &node.operator {
-            Operator::Input { .. } => Some(input.clone()),
-            Operator::Constant(_) => None,
-            Operator::Linear => Some(cpu::linear_naive(argument(0), argument(1), argument(2))?),
-            Operator::LinearRelu => Some(cpu::relu(&cpu::linear_naive(
-                argument(0),
-                argument(1),
-                argument(2),
-            )?)),
-            Operator::LinearReluSoftmax => Some(cpu::softmax(&cpu::relu(&cpu::linear_naive(
-                argument(0),
-                argument(1),
-                argument(2),
-            )?))?),
-            Operator::Relu | Operator::ReluInPlace => Some(cpu::relu(argument(0))),
-            Operator::Softmax => Some(cpu::softmax(argument(0))?),
-            Operator::Output => Some(argument(0).clone()),
-        };
-        results[id.0] = result;
-    }
-    Ok(results[graph.output().0].take().expect("the output ran"))
+        })
+    })
 }
 // ANCHOR_END: operator_by_operator

@@ -9,6 +9,7 @@ use crate::compiler::{fuse, rewrite_in_place};
 use crate::gpu::{GpuContext, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
+use crate::runner::node_by_node::evaluate_node_by_node;
 use crate::runner::{
     CpuGraphRunner, GpuGraphRunner, OpCodeRunner, RunError, run_operator_by_operator,
 };
@@ -187,38 +188,20 @@ fn run_immediate(
     gpu: &ImmediateGpu,
     input: &Tensor2d,
 ) -> Result<Tensor2d, RunError> {
-    let expected = graph.shape(graph.input());
-    if input.shape() != expected {
-        return Err(RunError::InputShape {
-            expected,
-            given: input.shape(),
-        });
-    }
-    let nodes = &graph.graph().nodes;
-    let mut results: Vec<Option<Tensor2d>> = vec![None; nodes.len()];
-    for &id in graph.execution_order() {
-        let node = &nodes[id.0];
-        let argument = |position: usize| -> &Tensor2d {
-            let source = node.inputs[position].0;
-            match &nodes[source].operator {
-                Operator::Constant(tensor) => tensor,
-                _ => results[source].as_ref().expect("inputs run first"),
-            }
-        };
-        results[id.0] = match node.operator {
-            Operator::Input { .. } => Some(input.clone()),
-            Operator::Constant(_) => None,
-            Operator::Linear => Some(gpu.linear(argument(0), argument(1), argument(2))?),
-            Operator::LinearRelu => Some(gpu.linear_relu(argument(0), argument(1), argument(2))?),
+    evaluate_node_by_node(graph, input, |operator, arguments| {
+        let (first, rest) = (arguments[0], &arguments[1..]);
+        Ok(match operator {
+            Operator::Linear => gpu.linear(first, rest[0], rest[1])?,
+            Operator::LinearRelu => gpu.linear_relu(first, rest[0], rest[1])?,
             Operator::LinearReluSoftmax => {
-                let hidden = gpu.linear_relu(argument(0), argument(1), argument(2))?;
-                Some(gpu.softmax(&hidden)?)
+                gpu.softmax(&gpu.linear_relu(first, rest[0], rest[1])?)?
             }
-            Operator::Relu | Operator::ReluInPlace => Some(gpu.relu(argument(0))?),
-            Operator::Softmax => Some(gpu.softmax(argument(0))?),
-            Operator::Output => Some(argument(0).clone()),
-        };
-    }
-    Ok(results[graph.output().0].take().expect("the output ran"))
+            Operator::Relu | Operator::ReluInPlace => gpu.relu(first)?,
+            Operator::Softmax => gpu.softmax(first)?,
+            Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
+                unreachable!("the walk handles inputs, constants and the output itself")
+            }
+        })
+    })
 }
 // ANCHOR_END: run_immediate

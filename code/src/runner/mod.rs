@@ -8,6 +8,7 @@ pub mod buffer_plan;
 pub mod cpu;
 pub mod execution;
 pub mod gpu;
+pub mod node_by_node;
 pub mod opcode;
 
 pub use buffer_plan::BufferPlan;
