@@ -2,7 +2,9 @@
 //!
 //! - no ```rust block is marked `ignore`: every snippet compiles and runs;
 //! - every heading carries its difficulty level as a `{.level-N}` class, N in 1..=5;
-//! - SUMMARY.md links only to files that exist, and every chapter file is in it.
+//! - SUMMARY.md links only to files that exist, and every chapter file is in it;
+//! - a block that uses the companion crate is marked `noplayground`: the Rust playground
+//!   cannot run it, so the page must not offer a Run button that fails.
 
 use std::path::Path;
 
@@ -41,6 +43,40 @@ fn no_rust_block_is_ignored() {
         offenders.is_empty(),
         "rust blocks marked `ignore` (every snippet must compile; show a block that must \
          not compile as ```text, with the reason):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn blocks_that_need_the_crate_are_not_sent_to_the_playground() {
+    let mut offenders = Vec::new();
+    for chapter in chapters() {
+        let text = expand_chapter(&chapter).unwrap_or_else(|error| panic!("{error}"));
+        for block in code_blocks(&text) {
+            let attributes = block.attributes();
+            let needs_the_crate = ["galaxy", "wgpu", "crate::", "pollster"]
+                .iter()
+                .any(|name| block.body.contains(name))
+                || attributes
+                    .iter()
+                    .any(|attribute| attribute.starts_with("skt-"));
+            if block.language() == "rust"
+                && needs_the_crate
+                && !attributes.contains(&"noplayground")
+            {
+                offenders.push(format!(
+                    "{}:{}: ```{}",
+                    relative(&chapter),
+                    block.line,
+                    block.info
+                ));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "rust blocks that use the companion crate must be marked `noplayground` (the Rust \
+         playground does not have the crate; name the local command instead):\n{}",
         offenders.join("\n")
     );
 }

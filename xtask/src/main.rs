@@ -4,10 +4,23 @@
 //! - `cargo xtask serve`: build the book and serve it on http://localhost:3000 with live
 //!   reload.
 //!
-//! Both install the pinned mdBook tools on first use (see `tools.rs`).
+//! - `cargo xtask syllabus <file.toml>`: build a course's own book, with chosen chapters
+//!   up to a maximum level, into `book/<name>/` (see `syllabus.rs`).
+//! - `cargo xtask check [--book-dir book]`: check a built book's links, images and code
+//!   blocks (see `link_check.rs`).
+//!
+//! The builds install the pinned mdBook tools on first use (see `tools.rs`).
 
 mod book;
+mod level_cut;
+mod link_check;
+mod selection;
+mod summary;
+mod syllabus;
+mod syllabus_build;
 mod tools;
+
+use std::path::PathBuf;
 
 use std::process::ExitCode;
 
@@ -35,6 +48,17 @@ enum Task {
     },
     /// Install the pinned book tools (mdbook, mdbook-katex) without building.
     InstallTools,
+    /// Build a course's book from a syllabus file into `book/<name>/`.
+    Syllabus {
+        /// The syllabus, e.g. `syllabi/gpu-six-weeks.toml`.
+        file: PathBuf,
+    },
+    /// Check a built book: links, images, fragments, leftover directives, empty code.
+    Check {
+        /// The directory of the built book.
+        #[arg(long, default_value = "book")]
+        book_dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -43,6 +67,8 @@ fn main() -> ExitCode {
         Task::Build => book::build(),
         Task::Serve { port, hostname } => book::serve(&hostname, port),
         Task::InstallTools => tools::BookTools::ensure_installed().map(|_| ()),
+        Task::Syllabus { file } => syllabus_build::build(&file),
+        Task::Check { book_dir } => link_check::run(&book_dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
