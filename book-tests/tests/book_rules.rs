@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use book_tests::includes::expand_chapter;
-use book_tests::markdown::{code_blocks, headings, links};
+use book_tests::includes::{expand_chapter, expand_text};
+use book_tests::markdown::{CodeBlock, code_blocks, headings, links};
 use book_tests::{markdown_files, repository_root};
 
 fn chapters() -> Vec<std::path::PathBuf> {
@@ -23,22 +23,38 @@ fn relative(path: &Path) -> String {
         .to_string()
 }
 
-#[test]
-fn no_rust_block_is_ignored() {
-    let mut offenders = Vec::new();
+/// Every ```rust block of the book: where it is in its chapter (as written), its
+/// attributes, and its body as mdBook shows it (includes expanded).
+fn rust_blocks() -> Vec<(String, CodeBlock)> {
+    let mut blocks = Vec::new();
     for chapter in chapters() {
         let text = std::fs::read_to_string(&chapter).unwrap();
-        for block in code_blocks(&text) {
-            if block.language() == "rust" && block.attributes().contains(&"ignore") {
-                offenders.push(format!(
-                    "{}:{}: ```{}",
-                    relative(&chapter),
-                    block.line,
-                    block.info
-                ));
+        let directory = chapter.parent().unwrap();
+        for mut block in code_blocks(&text) {
+            if block.language() != "rust" {
+                continue;
             }
+            block.body = expand_text(&block.body, directory, &chapter, Some(block.line), 0)
+                .unwrap_or_else(|error| panic!("{error}"));
+            let location = format!("{}:{}: ```{}", relative(&chapter), block.line, block.info);
+            blocks.push((location, block));
         }
     }
+    blocks
+}
+
+/// The locations of the rust blocks for which `breaks_the_rule` is true.
+fn rust_blocks_where(breaks_the_rule: impl Fn(&CodeBlock) -> bool) -> Vec<String> {
+    rust_blocks()
+        .into_iter()
+        .filter(|(_, block)| breaks_the_rule(block))
+        .map(|(location, _)| location)
+        .collect()
+}
+
+#[test]
+fn no_rust_block_is_ignored() {
+    let offenders = rust_blocks_where(|block| block.attributes().contains(&"ignore"));
     assert!(
         offenders.is_empty(),
         "rust blocks marked `ignore` (every snippet must compile; show a block that must \
@@ -49,30 +65,16 @@ fn no_rust_block_is_ignored() {
 
 #[test]
 fn blocks_that_need_the_crate_are_not_sent_to_the_playground() {
-    let mut offenders = Vec::new();
-    for chapter in chapters() {
-        let text = expand_chapter(&chapter).unwrap_or_else(|error| panic!("{error}"));
-        for block in code_blocks(&text) {
-            let attributes = block.attributes();
-            let needs_the_crate = ["galaxy", "wgpu", "crate::", "pollster"]
+    let offenders = rust_blocks_where(|block| {
+        let attributes = block.attributes();
+        let needs_the_crate = ["galaxy", "wgpu", "crate::", "pollster"]
+            .iter()
+            .any(|name| block.body.contains(name))
+            || attributes
                 .iter()
-                .any(|name| block.body.contains(name))
-                || attributes
-                    .iter()
-                    .any(|attribute| attribute.starts_with("skt-"));
-            if block.language() == "rust"
-                && needs_the_crate
-                && !attributes.contains(&"noplayground")
-            {
-                offenders.push(format!(
-                    "{}:{}: ```{}",
-                    relative(&chapter),
-                    block.line,
-                    block.info
-                ));
-            }
-        }
-    }
+                .any(|attribute| attribute.starts_with("skt-"));
+        needs_the_crate && !attributes.contains(&"noplayground")
+    });
     assert!(
         offenders.is_empty(),
         "rust blocks that use the companion crate must be marked `noplayground` (the Rust \
