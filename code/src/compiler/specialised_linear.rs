@@ -10,9 +10,8 @@
 use thiserror::Error;
 
 use crate::compiler::preprocessor::{PreprocessorError, preprocess};
-use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
 use crate::gpu::record::LinearDimensions;
-use crate::gpu::record::{bind_buffers, record_dispatch, uniform_buffer};
+use crate::gpu::record::{BoundDispatch, tile_grid, uniform_buffer};
 use crate::gpu::{GpuContext, GpuError, GpuTensor, compile_wgsl};
 use crate::tensor::{check_output_shape, linear_output_shape};
 
@@ -123,24 +122,20 @@ impl SpecialisedLinear {
     ) -> Result<(), GpuError> {
         let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
         check_output_shape("specialised linear", output_shape, output.shape())?;
-        let limit = context.limits().max_compute_workgroups_per_dimension;
-        let column_tiles = workgroups_for(output.columns(), self.workgroup_size);
-        if column_tiles > u64::from(limit) {
-            return Err(GpuError::DispatchTooLarge {
-                operation: "specialised linear",
-                workgroups: column_tiles,
-                limit,
-            });
-        }
-        let row_tiles = workgroups_for(output.rows(), self.workgroup_size);
-        let row_grid = WorkgroupGrid::covering(row_tiles, limit, "specialised linear")?;
+        let grid = tile_grid(
+            context,
+            output.rows(),
+            output.columns(),
+            self.workgroup_size,
+            "specialised linear",
+        )?;
         let dimensions = uniform_buffer(
             context,
             &LinearDimensions {
                 rows: output.rows() as u32,
                 inner: input.columns() as u32,
                 columns: output.columns() as u32,
-                row_tiles_per_layer: row_grid.x,
+                row_tiles_per_layer: grid.y,
             },
         );
         let buffers = [
@@ -150,13 +145,7 @@ impl SpecialisedLinear {
             output.buffer(),
             &dimensions,
         ];
-        let bind_group = bind_buffers(context, &self.pipeline, &buffers);
-        let grid = WorkgroupGrid {
-            x: column_tiles as u32,
-            y: row_grid.x,
-            z: row_grid.y,
-        };
-        record_dispatch(encoder, &self.pipeline, &bind_group, grid);
+        BoundDispatch::new(context, &self.pipeline, &buffers, grid).record(encoder);
         Ok(())
     }
     // ANCHOR_END: specialised_linear_record

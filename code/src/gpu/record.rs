@@ -41,6 +41,161 @@ struct ElementCount {
     element_count: u32,
 }
 
+// ANCHOR: bound_dispatch
+/// A kernel bound to its buffers: the pipeline, the bind group and the grid, everything
+/// needed to record the dispatch. Binding once and recording many times is what a
+/// prepared graph does; immediate mode binds and records in one go.
+pub struct BoundDispatch {
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    grid: WorkgroupGrid,
+}
+
+impl BoundDispatch {
+    /// Binds `buffers` to bindings 0, 1, 2, … of the pipeline's group 0.
+    pub fn new(
+        context: &GpuContext,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[&wgpu::Buffer],
+        grid: WorkgroupGrid,
+    ) -> BoundDispatch {
+        BoundDispatch {
+            pipeline: pipeline.clone(),
+            bind_group: bind_buffers(context, pipeline, buffers),
+            grid,
+        }
+    }
+
+    /// Records the dispatch into `encoder`, in a compute pass of its own.
+    pub fn record(&self, encoder: &mut wgpu::CommandEncoder) {
+        record_dispatch(encoder, &self.pipeline, &self.bind_group, self.grid);
+    }
+
+    pub fn grid(&self) -> WorkgroupGrid {
+        self.grid
+    }
+}
+// ANCHOR_END: bound_dispatch
+
+// ANCHOR: tile_grid
+/// The grid for a kernel that computes `tile × tile` blocks of a `rows × columns` output:
+/// `x` walks the column tiles, `y` the row tiles, spilling into `z` when there are more row
+/// tiles than one dimension allows (the shader computes `z * grid.y + y`).
+pub fn tile_grid(
+    context: &GpuContext,
+    rows: usize,
+    columns: usize,
+    tile: u32,
+    operation: &'static str,
+) -> Result<WorkgroupGrid, GpuError> {
+    let limit = context.limits().max_compute_workgroups_per_dimension;
+    let column_tiles = workgroups_for(columns, tile);
+    if column_tiles > u64::from(limit) {
+        return Err(GpuError::DispatchTooLarge {
+            operation,
+            workgroups: column_tiles,
+            limit,
+        });
+    }
+    let row_grid = WorkgroupGrid::covering(workgroups_for(rows, tile), limit, operation)?;
+    Ok(WorkgroupGrid {
+        x: column_tiles as u32,
+        y: row_grid.x,
+        z: row_grid.y,
+    })
+}
+// ANCHOR_END: tile_grid
+
+// ANCHOR: bind_linear
+/// Binds `output = input · weights + bias` (plus ReLU, if the pipeline is `LinearRelu`).
+pub fn bind_linear(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    weights: &GpuTensor,
+    bias: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
+    let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
+    check_output_shape("linear", output_shape, output.shape())?;
+    let grid = tile_grid(
+        context,
+        output.rows(),
+        output.columns(),
+        LINEAR_TILE,
+        "linear",
+    )?;
+    let dimensions = uniform_buffer(
+        context,
+        &LinearDimensions {
+            rows: output.rows() as u32,
+            inner: input.columns() as u32,
+            columns: output.columns() as u32,
+            row_tiles_per_layer: grid.y,
+        },
+    );
+    let buffers = [
+        input.buffer(),
+        weights.buffer(),
+        bias.buffer(),
+        output.buffer(),
+        &dimensions,
+    ];
+    Ok(BoundDispatch::new(context, pipeline, &buffers, grid))
+}
+// ANCHOR_END: bind_linear
+
+/// Binds `output = max(input, 0)`.
+pub fn bind_relu(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
+    check_output_shape("relu", input.shape(), output.shape())?;
+    let grid = element_grid(context, input.len(), "relu")?;
+    let count = uniform_buffer(context, &element_count(input.len()));
+    let buffers = [input.buffer(), output.buffer(), &count];
+    Ok(BoundDispatch::new(context, pipeline, &buffers, grid))
+}
+
+/// Binds `tensor = max(tensor, 0)`, overwriting the input.
+pub fn bind_relu_in_place(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    tensor: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
+    let grid = element_grid(context, tensor.len(), "relu_in_place")?;
+    let count = uniform_buffer(context, &element_count(tensor.len()));
+    Ok(BoundDispatch::new(
+        context,
+        pipeline,
+        &[tensor.buffer(), &count],
+        grid,
+    ))
+}
+
+/// Binds a row-wise softmax: one workgroup per row.
+pub fn bind_softmax(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    input: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
+    check_output_shape("softmax", input.shape(), output.shape())?;
+    let limit = context.limits().max_compute_workgroups_per_dimension;
+    let grid = WorkgroupGrid::covering(input.rows() as u64, limit, "softmax")?;
+    let dimensions = uniform_buffer(
+        context,
+        &RowDimensions {
+            rows: input.rows() as u32,
+            columns: input.columns() as u32,
+        },
+    );
+    let buffers = [input.buffer(), output.buffer(), &dimensions];
+    Ok(BoundDispatch::new(context, pipeline, &buffers, grid))
+}
+
 // ANCHOR: record_linear
 /// Records `output = input · weights + bias` (plus ReLU, if the pipeline is `LinearRelu`).
 pub fn record_linear(
@@ -52,47 +207,7 @@ pub fn record_linear(
     bias: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<(), GpuError> {
-    let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
-    check_output_shape("linear", output_shape, output.shape())?;
-
-    let limit = context.limits().max_compute_workgroups_per_dimension;
-    let column_tiles = workgroups_for(output.columns(), LINEAR_TILE);
-    if column_tiles > u64::from(limit) {
-        return Err(GpuError::DispatchTooLarge {
-            operation: "linear",
-            workgroups: column_tiles,
-            limit,
-        });
-    }
-    // Row tiles spread over y and z when there are too many for y alone.
-    let row_grid =
-        WorkgroupGrid::covering(workgroups_for(output.rows(), LINEAR_TILE), limit, "linear")?;
-    let dimensions = uniform_buffer(
-        context,
-        &LinearDimensions {
-            rows: output.rows() as u32,
-            inner: input.columns() as u32,
-            columns: output.columns() as u32,
-            row_tiles_per_layer: row_grid.x,
-        },
-    );
-    let bind_group = bind_buffers(
-        context,
-        pipeline,
-        &[
-            input.buffer(),
-            weights.buffer(),
-            bias.buffer(),
-            output.buffer(),
-            &dimensions,
-        ],
-    );
-    let grid = WorkgroupGrid {
-        x: column_tiles as u32,
-        y: row_grid.x,
-        z: row_grid.y,
-    };
-    record_dispatch(encoder, pipeline, &bind_group, grid);
+    bind_linear(context, pipeline, input, weights, bias, output)?.record(encoder);
     Ok(())
 }
 // ANCHOR_END: record_linear
@@ -105,15 +220,7 @@ pub fn record_relu(
     input: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<(), GpuError> {
-    check_output_shape("relu", input.shape(), output.shape())?;
-    let grid = element_grid(context, input.len(), "relu")?;
-    let count = uniform_buffer(context, &element_count(input.len()));
-    let bind_group = bind_buffers(
-        context,
-        pipeline,
-        &[input.buffer(), output.buffer(), &count],
-    );
-    record_dispatch(encoder, pipeline, &bind_group, grid);
+    bind_relu(context, pipeline, input, output)?.record(encoder);
     Ok(())
 }
 
@@ -124,10 +231,7 @@ pub fn record_relu_in_place(
     pipeline: &wgpu::ComputePipeline,
     tensor: &GpuTensor,
 ) -> Result<(), GpuError> {
-    let grid = element_grid(context, tensor.len(), "relu_in_place")?;
-    let count = uniform_buffer(context, &element_count(tensor.len()));
-    let bind_group = bind_buffers(context, pipeline, &[tensor.buffer(), &count]);
-    record_dispatch(encoder, pipeline, &bind_group, grid);
+    bind_relu_in_place(context, pipeline, tensor)?.record(encoder);
     Ok(())
 }
 
@@ -139,22 +243,7 @@ pub fn record_softmax(
     input: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<(), GpuError> {
-    check_output_shape("softmax", input.shape(), output.shape())?;
-    let limit = context.limits().max_compute_workgroups_per_dimension;
-    let grid = WorkgroupGrid::covering(input.rows() as u64, limit, "softmax")?;
-    let dimensions = uniform_buffer(
-        context,
-        &RowDimensions {
-            rows: input.rows() as u32,
-            columns: input.columns() as u32,
-        },
-    );
-    let bind_group = bind_buffers(
-        context,
-        pipeline,
-        &[input.buffer(), output.buffer(), &dimensions],
-    );
-    record_dispatch(encoder, pipeline, &bind_group, grid);
+    bind_softmax(context, pipeline, input, output)?.record(encoder);
     Ok(())
 }
 
@@ -187,12 +276,8 @@ pub fn record_reduction(
         let source = pass_outputs.last().unwrap_or(input);
         let grid = WorkgroupGrid::covering(blocks, limit, "reduction")?;
         let count = uniform_buffer(context, &element_count(remaining));
-        let bind_group = bind_buffers(
-            context,
-            pipeline,
-            &[source.buffer(), output.buffer(), &count],
-        );
-        record_dispatch(encoder, pipeline, &bind_group, grid);
+        let buffers = [source.buffer(), output.buffer(), &count];
+        BoundDispatch::new(context, pipeline, &buffers, grid).record(encoder);
         pass_outputs.push(output);
         if is_last_pass {
             break;

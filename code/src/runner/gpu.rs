@@ -7,7 +7,7 @@
 //! the bus on every call, and the GPU gets the whole graph in one go instead of one
 //! operator at a time with a round trip in between.
 
-use crate::gpu::record::{record_linear, record_relu, record_relu_in_place, record_softmax};
+use crate::gpu::record::{BoundDispatch, bind_linear, bind_relu, bind_relu_in_place, bind_softmax};
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation,
 };
@@ -28,6 +28,8 @@ pub struct GpuGraphRunner<'context> {
     /// Scratch buffers for `LinearReluSoftmax`, which runs as two kernels on the GPU.
     scratch: Vec<Option<GpuTensor>>,
     pipelines: PipelineCache,
+    /// With cached pipelines, every dispatch of the graph bound once, at preparation.
+    bound: Option<Vec<BoundDispatch>>,
 }
 // ANCHOR_END: gpu_graph_runner
 
@@ -87,7 +89,7 @@ impl<'context> GpuGraphRunner<'context> {
                 _ => None,
             });
         }
-        Ok(GpuGraphRunner {
+        let mut runner = GpuGraphRunner {
             context,
             graph: graph.clone(),
             plan,
@@ -95,7 +97,14 @@ impl<'context> GpuGraphRunner<'context> {
             constants,
             scratch,
             pipelines: PipelineCache::new(compilation),
-        })
+            bound: None,
+        };
+        // Pipelines that are reused can be bound to their buffers once and for all; a
+        // run then only records. Without the cache every run compiles, and so binds, anew.
+        if compilation == ShaderCompilation::Cached {
+            runner.bound = Some(runner.bind_graph()?);
+        }
+        Ok(runner)
     }
     // ANCHOR_END: gpu_prepare
 
@@ -178,66 +187,92 @@ impl<'context> GpuGraphRunner<'context> {
     }
 
     // ANCHOR: record_graph
-    /// Records every node, in dependency order, into `encoder`.
+    /// Records every dispatch of the graph, in dependency order, into `encoder`.
     fn record_graph(&self, encoder: &mut wgpu::CommandEncoder) -> Result<(), GpuError> {
+        let freshly_bound;
+        let dispatches = match &self.bound {
+            Some(bound) => bound,
+            None => {
+                freshly_bound = self.bind_graph()?;
+                &freshly_bound
+            }
+        };
+        for dispatch in dispatches {
+            dispatch.record(encoder);
+        }
+        Ok(())
+    }
+
+    /// Fetches the pipeline of every node (compiling it unless the cache has it) and binds
+    /// it to the node's buffers.
+    fn bind_graph(&self) -> Result<Vec<BoundDispatch>, GpuError> {
         let context = self.context;
+        let mut dispatches = Vec::new();
         for &id in self.graph.execution_order() {
             let node = self.graph.graph().node(id);
             let Some(output) = self.plan.buffer_of[id.0].map(|index| &self.buffers[index]) else {
                 continue;
             };
             let argument = |position: usize| self.tensor(node.inputs[position]);
+            let pipeline = |kernel: Kernel| self.pipelines.pipeline(context, kernel);
             match node.operator {
                 Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {}
-                Operator::Linear | Operator::LinearRelu => {
-                    let kernel = if node.operator == Operator::Linear {
-                        Kernel::Linear
-                    } else {
-                        Kernel::LinearRelu
-                    };
-                    let pipeline = self.pipelines.pipeline(context, kernel)?;
-                    record_linear(
-                        context,
-                        encoder,
-                        &pipeline,
-                        argument(0),
-                        argument(1),
-                        argument(2),
-                        output,
-                    )?;
-                }
+                Operator::Linear => dispatches.push(bind_linear(
+                    context,
+                    &pipeline(Kernel::Linear)?,
+                    argument(0),
+                    argument(1),
+                    argument(2),
+                    output,
+                )?),
+                Operator::LinearRelu => dispatches.push(bind_linear(
+                    context,
+                    &pipeline(Kernel::LinearRelu)?,
+                    argument(0),
+                    argument(1),
+                    argument(2),
+                    output,
+                )?),
                 Operator::LinearReluSoftmax => {
                     let scratch = self.scratch[id.0]
                         .as_ref()
                         .expect("prepared with a scratch buffer");
-                    let linear = self.pipelines.pipeline(context, Kernel::LinearRelu)?;
-                    record_linear(
+                    let linear = pipeline(Kernel::LinearRelu)?;
+                    dispatches.push(bind_linear(
                         context,
-                        encoder,
                         &linear,
                         argument(0),
                         argument(1),
                         argument(2),
                         scratch,
-                    )?;
-                    let softmax = self.pipelines.pipeline(context, Kernel::Softmax)?;
-                    record_softmax(context, encoder, &softmax, scratch, output)?;
+                    )?);
+                    dispatches.push(bind_softmax(
+                        context,
+                        &pipeline(Kernel::Softmax)?,
+                        scratch,
+                        output,
+                    )?);
                 }
-                Operator::ReluInPlace => {
-                    let pipeline = self.pipelines.pipeline(context, Kernel::ReluInPlace)?;
-                    record_relu_in_place(context, encoder, &pipeline, output)?;
-                }
-                Operator::Relu => {
-                    let pipeline = self.pipelines.pipeline(context, Kernel::Relu)?;
-                    record_relu(context, encoder, &pipeline, argument(0), output)?;
-                }
-                Operator::Softmax => {
-                    let pipeline = self.pipelines.pipeline(context, Kernel::Softmax)?;
-                    record_softmax(context, encoder, &pipeline, argument(0), output)?;
-                }
+                Operator::ReluInPlace => dispatches.push(bind_relu_in_place(
+                    context,
+                    &pipeline(Kernel::ReluInPlace)?,
+                    output,
+                )?),
+                Operator::Relu => dispatches.push(bind_relu(
+                    context,
+                    &pipeline(Kernel::Relu)?,
+                    argument(0),
+                    output,
+                )?),
+                Operator::Softmax => dispatches.push(bind_softmax(
+                    context,
+                    &pipeline(Kernel::Softmax)?,
+                    argument(0),
+                    output,
+                )?),
             }
         }
-        Ok(())
+        Ok(dispatches)
     }
     // ANCHOR_END: record_graph
 

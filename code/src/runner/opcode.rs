@@ -17,8 +17,8 @@ use crate::compiler::opcode::generate::{ELEMENT_TILE, ENTRY_POINT};
 use crate::compiler::opcode::{
     LoweredNode, OpCodeError, Program, Template, generate_wgsl, lower_graph,
 };
-use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
-use crate::gpu::record::{bind_buffers, record_dispatch};
+use crate::gpu::dispatch::WorkgroupGrid;
+use crate::gpu::record::{BoundDispatch, tile_grid};
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Readback, compile_wgsl};
 use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::RunError;
@@ -41,25 +41,6 @@ pub fn compile_program(
 }
 // ANCHOR_END: compile_program
 
-/// A generated kernel bound to its tensors: everything needed to record its dispatch.
-pub struct BoundKernel {
-    pipeline: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
-    grid: WorkgroupGrid,
-}
-
-impl BoundKernel {
-    /// Records the dispatch into `encoder`, in a compute pass of its own, so that it
-    /// sees the writes of the kernels recorded before it.
-    pub fn record(&self, encoder: &mut wgpu::CommandEncoder) {
-        record_dispatch(encoder, &self.pipeline, &self.bind_group, self.grid);
-    }
-
-    pub fn grid(&self) -> WorkgroupGrid {
-        self.grid
-    }
-}
-
 // ANCHOR: bind_program
 /// Binds `arguments` (one per slot, in slot order) and `output` to a program's compiled
 /// kernel and sizes its grid. The generated shader declares the slots as bindings
@@ -70,41 +51,22 @@ pub fn bind_program(
     program: &Program,
     arguments: &[&GpuTensor],
     output: &GpuTensor,
-) -> Result<BoundKernel, RunError> {
+) -> Result<BoundDispatch, RunError> {
     program.validate()?;
     check_arguments(program, arguments, output)?;
-    let limit = context.limits().max_compute_workgroups_per_dimension;
     let (rows, columns) = program.output_shape;
     let grid = match Template::of(program) {
-        Template::Elements => {
-            let column_tiles = workgroups_for(columns, ELEMENT_TILE);
-            if column_tiles > u64::from(limit) {
-                return Err(GpuError::DispatchTooLarge {
-                    operation: "op-code kernel",
-                    workgroups: column_tiles,
-                    limit,
-                }
-                .into());
-            }
-            // Row tiles spread over y and z, as the element template expects.
-            let row_tiles = workgroups_for(rows, ELEMENT_TILE);
-            let row_grid = WorkgroupGrid::covering(row_tiles, limit, "op-code kernel")?;
-            WorkgroupGrid {
-                x: column_tiles as u32,
-                y: row_grid.x,
-                z: row_grid.y,
-            }
-        }
+        // Tiles of the output, row tiles spilling into z, as the element template expects.
+        Template::Elements => tile_grid(context, rows, columns, ELEMENT_TILE, "op-code kernel")?,
         // One workgroup per row, spread over x and y, as the row template expects.
-        Template::Rows => WorkgroupGrid::covering(rows as u64, limit, "op-code row kernel")?,
+        Template::Rows => {
+            let limit = context.limits().max_compute_workgroups_per_dimension;
+            WorkgroupGrid::covering(rows as u64, limit, "op-code row kernel")?
+        }
     };
     let mut buffers: Vec<&wgpu::Buffer> = arguments.iter().map(|tensor| tensor.buffer()).collect();
     buffers.push(output.buffer());
-    Ok(BoundKernel {
-        pipeline: pipeline.clone(),
-        bind_group: bind_buffers(context, pipeline, &buffers),
-        grid,
-    })
+    Ok(BoundDispatch::new(context, pipeline, &buffers, grid))
 }
 // ANCHOR_END: bind_program
 
@@ -151,7 +113,7 @@ pub struct OpCodeRunner<'context> {
     /// the output node, which names the tensor it marks.
     tensors: Vec<Option<GpuTensor>>,
     /// By program, in execution order.
-    kernels: Vec<BoundKernel>,
+    kernels: Vec<BoundDispatch>,
     compilations: usize,
 }
 // ANCHOR_END: opcode_runner
