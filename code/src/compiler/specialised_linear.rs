@@ -10,10 +10,8 @@
 use thiserror::Error;
 
 use crate::compiler::preprocessor::{PreprocessorError, preprocess};
-use crate::gpu::record::LinearDimensions;
-use crate::gpu::record::{BoundDispatch, tile_grid, uniform_buffer};
+use crate::gpu::record::bind_linear_with_tile;
 use crate::gpu::{GpuContext, GpuError, GpuTensor, compile_wgsl};
-use crate::tensor::{check_output_shape, linear_output_shape};
 
 /// The template, baked into the binary like the hand-written shaders.
 pub const LINEAR_TEMPLATE: &str = include_str!("../../../shaders/templates/linear.wgsl.template");
@@ -120,32 +118,9 @@ impl SpecialisedLinear {
         bias: &GpuTensor,
         output: &GpuTensor,
     ) -> Result<(), GpuError> {
-        let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
-        check_output_shape("specialised linear", output_shape, output.shape())?;
-        let grid = tile_grid(
-            context,
-            output.rows(),
-            output.columns(),
-            self.workgroup_size,
-            "specialised linear",
-        )?;
-        let dimensions = uniform_buffer(
-            context,
-            &LinearDimensions {
-                rows: output.rows() as u32,
-                inner: input.columns() as u32,
-                columns: output.columns() as u32,
-                row_tiles_per_layer: grid.y,
-            },
-        );
-        let buffers = [
-            input.buffer(),
-            weights.buffer(),
-            bias.buffer(),
-            output.buffer(),
-            &dimensions,
-        ];
-        BoundDispatch::new(context, &self.pipeline, &buffers, grid).record(encoder);
+        let tile = self.workgroup_size;
+        bind_linear_with_tile(context, &self.pipeline, tile, input, weights, bias, output)?
+            .record(encoder);
         Ok(())
     }
     // ANCHOR_END: specialised_linear_record

@@ -7,10 +7,10 @@
 //! memory once. The arithmetic is the same; only the memory traffic shrinks. This is the
 //! idea a graph compiler automates, later in the book.
 
-use crate::cpu::linear::{check_linear_shapes, linear_row_into};
+use crate::cpu::linear::{check_linear_shapes, linear_rows_into};
 use crate::cpu::relu::relu_values_in_place;
 use crate::cpu::softmax::softmax_row_in_place;
-use crate::tensor::{ShapeError, Tensor2d, check_output_shape};
+use crate::tensor::{ShapeError, Tensor2d};
 
 // ANCHOR: linear_relu_fused
 /// `relu(input · weights + bias)` in one pass over the output.
@@ -36,14 +36,14 @@ pub fn linear_relu_into(
     bias: &Tensor2d,
     output: &mut Tensor2d,
 ) -> Result<(), ShapeError> {
-    let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
-    check_output_shape("linear_relu_into", (rows, outputs), output.shape())?;
-    for row in 0..rows {
-        let output_row = output.row_mut(row);
-        linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
-        relu_values_in_place(output_row);
-    }
-    Ok(())
+    linear_rows_into(
+        "linear_relu_into",
+        input,
+        weights,
+        bias,
+        output,
+        relu_values_in_place,
+    )
 }
 // ANCHOR_END: linear_relu_fused
 
@@ -80,14 +80,17 @@ pub fn linear_relu_softmax_into(
             columns: outputs,
         });
     }
-    check_output_shape("linear_relu_softmax_into", (rows, outputs), output.shape())?;
-    for row in 0..rows {
-        let output_row = output.row_mut(row);
-        linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
-        relu_values_in_place(output_row);
-        softmax_row_in_place(output_row);
-    }
-    Ok(())
+    linear_rows_into(
+        "linear_relu_softmax_into",
+        input,
+        weights,
+        bias,
+        output,
+        |row| {
+            relu_values_in_place(row);
+            softmax_row_in_place(row);
+        },
+    )
 }
 // ANCHOR_END: linear_relu_softmax_fused
 

@@ -119,6 +119,29 @@ pub(crate) fn linear_row_into(
 }
 // ANCHOR_END: linear_row_into
 
+// ANCHOR: linear_rows_into
+/// The linear layer row by row into `output`, handing each output row to `finish_row` as
+/// soon as its sums are complete, while the row is still in the L1 cache. Plain
+/// [`linear_into`] finishes nothing; the fused operators apply ReLU (and softmax) there.
+pub(crate) fn linear_rows_into(
+    operation: &'static str,
+    input: &Tensor2d,
+    weights: &Tensor2d,
+    bias: &Tensor2d,
+    output: &mut Tensor2d,
+    mut finish_row: impl FnMut(&mut [f32]),
+) -> Result<(), ShapeError> {
+    let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
+    check_output_shape(operation, (rows, outputs), output.shape())?;
+    for row in 0..rows {
+        let output_row = output.row_mut(row);
+        linear_row_into(input.row(row), weights, bias.as_slice(), output_row);
+        finish_row(output_row);
+    }
+    Ok(())
+}
+// ANCHOR_END: linear_rows_into
+
 // ANCHOR: linear_into
 /// The linear layer written into a tensor the caller already owns, so that a loop calling
 /// it again and again allocates nothing. Uses the row, inner, column loop order.
@@ -130,17 +153,7 @@ pub fn linear_into(
     bias: &Tensor2d,
     output: &mut Tensor2d,
 ) -> Result<(), ShapeError> {
-    let (rows, outputs) = check_linear_shapes(input, weights, bias)?;
-    check_output_shape("linear_into", (rows, outputs), output.shape())?;
-    for row in 0..rows {
-        linear_row_into(
-            input.row(row),
-            weights,
-            bias.as_slice(),
-            output.row_mut(row),
-        );
-    }
-    Ok(())
+    linear_rows_into("linear_into", input, weights, bias, output, |_| {})
 }
 // ANCHOR_END: linear_into
 

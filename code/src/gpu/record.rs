@@ -21,11 +21,11 @@ const REDUCTION_BLOCK: u32 = 1024;
 /// template): the same four numbers, in the same order.
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct LinearDimensions {
-    pub(crate) rows: u32,
-    pub(crate) inner: u32,
-    pub(crate) columns: u32,
-    pub(crate) row_tiles_per_layer: u32,
+struct LinearDimensions {
+    rows: u32,
+    inner: u32,
+    columns: u32,
+    row_tiles_per_layer: u32,
 }
 
 #[repr(C)]
@@ -116,15 +116,23 @@ pub fn bind_linear(
     bias: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<BoundDispatch, GpuError> {
+    bind_linear_with_tile(context, pipeline, LINEAR_TILE, input, weights, bias, output)
+}
+
+/// Binds a linear kernel whose workgroups compute `tile × tile` blocks of the output and
+/// that takes the bindings of shaders/linear.wgsl (the specialised template does too).
+pub fn bind_linear_with_tile(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    tile: u32,
+    input: &GpuTensor,
+    weights: &GpuTensor,
+    bias: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
     let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
     check_output_shape("linear", output_shape, output.shape())?;
-    let grid = tile_grid(
-        context,
-        output.rows(),
-        output.columns(),
-        LINEAR_TILE,
-        "linear",
-    )?;
+    let grid = tile_grid(context, output.rows(), output.columns(), tile, "linear")?;
     let dimensions = uniform_buffer(
         context,
         &LinearDimensions {
