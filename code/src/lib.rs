@@ -10,8 +10,10 @@
 //! - [`immediate`]: one GPU operator at a time: upload, dispatch, read back.
 //! - [`graph`]: the computational graph, its builder and validation, the standard workload.
 //! - [`runner`]: running a graph, on the CPU or the GPU.
-//! - [`compiler`]: passes that rewrite a graph: fusion.
+//! - [`compiler`]: passes that rewrite a graph: fusion, in-place rewrites, buffer reuse, op codes.
+//! - [`bench`]: workloads and measurement helpers shared by the benches and the figure sweeps.
 
+pub mod bench;
 pub mod compiler;
 pub mod cpu;
 pub mod gpu;
