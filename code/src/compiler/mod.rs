@@ -8,15 +8,20 @@
 //! Beside the passes, two ways of writing shaders as text: [`opcode`] lowers every node
 //! to a list of op codes and generates its WGSL (fusing is appending op codes), and
 //! [`preprocessor`] specialises a shader template with `#define` and `#ifdef`
-//! ([`specialised_linear`] uses it).
+//! ([`specialised_linear`] and [`register_blocked_linear`] use it; [`linear_strategy`]
+//! chooses among the linear kernels).
 
 pub mod buffer_reuse;
 pub mod fusion;
 pub mod in_place;
+pub mod linear_strategy;
 pub mod opcode;
 pub mod preprocessor;
+pub mod register_blocked_linear;
 pub mod specialised_linear;
 
 pub use buffer_reuse::{BufferReuse, reuse_buffers};
 pub use fusion::fuse;
 pub use in_place::rewrite_in_place;
+pub use linear_strategy::{LinearSelection, LinearStrategy, LinearStrategyError};
+pub use register_blocked_linear::RegisterBlockedConfig;

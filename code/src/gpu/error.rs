@@ -3,6 +3,7 @@
 
 use thiserror::Error;
 
+use crate::compiler::linear_strategy::LinearStrategyError;
 use crate::tensor::ShapeError;
 
 /// Everything that can go wrong on the GPU side.
@@ -75,6 +76,10 @@ pub enum GpuError {
         kernel: &'static str,
         feature: String,
     },
+
+    /// A linear kernel configuration that cannot run: on this device, or on these shapes.
+    #[error(transparent)]
+    LinearStrategy(#[from] LinearStrategyError),
 
     /// Mapping a staging buffer or waiting for the device failed (for example because the
     /// device was lost).

@@ -20,5 +20,5 @@ pub use dispatch::WorkgroupGrid;
 pub use error::GpuError;
 pub use kernel::{Kernel, Reduction, ReductionStrategy};
 pub use pipeline_cache::{PipelineCache, ShaderCompilation};
-pub use shader::{compile_kernel, compile_wgsl};
+pub use shader::{ShaderChecks, compile_kernel, compile_wgsl};
 pub use tensor::{GpuTensor, Readback};

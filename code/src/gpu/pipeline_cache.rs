@@ -12,7 +12,7 @@ use crate::gpu::shader::compile_kernel;
 use crate::gpu::{GpuContext, GpuError, Kernel};
 
 /// Whether compiled pipelines are kept for reuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ShaderCompilation {
     /// Compile the kernel again on every call (what a naive implementation does).
     EveryCall,
@@ -25,6 +25,9 @@ pub enum ShaderCompilation {
 pub struct PipelineCache {
     compilation: ShaderCompilation,
     pipelines: Mutex<HashMap<Kernel, wgpu::ComputePipeline>>,
+    /// Pipelines compiled from generated source (specialised templates), by a key that
+    /// names the source and its constants.
+    generated: Mutex<HashMap<String, wgpu::ComputePipeline>>,
     compilations: AtomicUsize,
 }
 
@@ -33,6 +36,7 @@ impl PipelineCache {
         PipelineCache {
             compilation,
             pipelines: Mutex::new(HashMap::new()),
+            generated: Mutex::new(HashMap::new()),
             compilations: AtomicUsize::new(0),
         }
     }
@@ -64,6 +68,37 @@ impl PipelineCache {
         Ok(pipeline)
     }
     // ANCHOR_END: pipeline_cache
+
+    // ANCHOR: generated_pipeline
+    /// The pipeline for generated shader text: `compile` runs unless the cache already
+    /// holds a pipeline under `key`. The key must name everything the source and the
+    /// pipeline depend on (template, defines, pipeline constants); two different pipelines
+    /// under one key would be a bug in the caller.
+    pub fn generated_pipeline(
+        &self,
+        key: &str,
+        compile: impl FnOnce() -> Result<wgpu::ComputePipeline, GpuError>,
+    ) -> Result<wgpu::ComputePipeline, GpuError> {
+        if self.compilation == ShaderCompilation::Cached {
+            let generated = self
+                .generated
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            if let Some(pipeline) = generated.get(key) {
+                return Ok(pipeline.clone());
+            }
+        }
+        let pipeline = compile()?;
+        self.compilations.fetch_add(1, Ordering::Relaxed);
+        if self.compilation == ShaderCompilation::Cached {
+            self.generated
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .insert(key.to_string(), pipeline.clone());
+        }
+        Ok(pipeline)
+    }
+    // ANCHOR_END: generated_pipeline
 
     /// How many times a shader was compiled: the number the cache exists to keep small.
     pub fn compilations(&self) -> usize {

@@ -71,6 +71,14 @@ impl BoundDispatch {
         record_dispatch(encoder, &self.pipeline, &self.bind_group, self.grid);
     }
 
+    /// Records the dispatch into a compute pass that is already open, after whatever the
+    /// pass holds already (see [`record_in_one_pass`] for why that is safe).
+    pub fn record_in(&self, pass: &mut wgpu::ComputePass<'_>) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups(self.grid.x, self.grid.y, self.grid.z);
+    }
+
     pub fn grid(&self) -> WorkgroupGrid {
         self.grid
     }
@@ -88,8 +96,20 @@ pub fn tile_grid(
     tile: u32,
     operation: &'static str,
 ) -> Result<WorkgroupGrid, GpuError> {
+    rectangular_tile_grid(context, rows, columns, tile, tile, operation)
+}
+
+/// [`tile_grid`] for tiles of `tile_rows × tile_columns` output elements.
+pub fn rectangular_tile_grid(
+    context: &GpuContext,
+    rows: usize,
+    columns: usize,
+    tile_rows: u32,
+    tile_columns: u32,
+    operation: &'static str,
+) -> Result<WorkgroupGrid, GpuError> {
     let limit = context.limits().max_compute_workgroups_per_dimension;
-    let column_tiles = workgroups_for(columns, tile);
+    let column_tiles = workgroups_for(columns, tile_columns);
     if column_tiles > u64::from(limit) {
         return Err(GpuError::DispatchTooLarge {
             operation,
@@ -97,7 +117,7 @@ pub fn tile_grid(
             limit,
         });
     }
-    let row_grid = WorkgroupGrid::covering(workgroups_for(rows, tile), limit, operation)?;
+    let row_grid = WorkgroupGrid::covering(workgroups_for(rows, tile_rows), limit, operation)?;
     Ok(WorkgroupGrid {
         x: column_tiles as u32,
         y: row_grid.x,
@@ -130,9 +150,42 @@ pub fn bind_linear_with_tile(
     bias: &GpuTensor,
     output: &GpuTensor,
 ) -> Result<BoundDispatch, GpuError> {
+    let tiles = LinearTiles {
+        rows: tile,
+        columns: tile,
+    };
+    bind_linear_with_tiles(context, pipeline, tiles, input, weights, bias, output)
+}
+
+/// The block of the output one workgroup of a linear kernel computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinearTiles {
+    pub rows: u32,
+    pub columns: u32,
+}
+
+/// Binds a linear kernel whose workgroups compute `tiles.rows × tiles.columns` blocks of
+/// the output, with the bindings of shaders/linear.wgsl (the register-blocked template
+/// reads the same buffers as vec4s).
+pub fn bind_linear_with_tiles(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    tiles: LinearTiles,
+    input: &GpuTensor,
+    weights: &GpuTensor,
+    bias: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
     let output_shape = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
     check_output_shape("linear", output_shape, output.shape())?;
-    let grid = tile_grid(context, output.rows(), output.columns(), tile, "linear")?;
+    let grid = rectangular_tile_grid(
+        context,
+        output.rows(),
+        output.columns(),
+        tiles.rows,
+        tiles.columns,
+        "linear",
+    )?;
     let dimensions = uniform_buffer(
         context,
         &LinearDimensions {
@@ -295,6 +348,28 @@ pub fn record_reduction(
     Ok(pass_outputs.pop().expect("the loop runs at least one pass"))
 }
 // ANCHOR_END: record_reduction
+
+// ANCHOR: record_in_one_pass
+/// Records `dispatches` in order, all in one compute pass.
+///
+/// Opening a pass costs time on the CPU and, on some drivers, on the GPU too, so a graph
+/// records all its kernels into one. That is safe because wgpu treats every *dispatch*
+/// of a compute pass as a usage scope of its own (wgpu-core 30, `command/compute.rs`,
+/// `State::flush_bindings`: "compute passes have a separate usage scope for each
+/// dispatch", and it drains the barriers a dispatch needs right before recording it).
+/// When a kernel reads a buffer the previous one wrote, wgpu inserts a barrier between
+/// the two, exactly as it would between two passes. (A buffer written by two dispatches
+/// in a row gets one too: a storage write is never an "ordered" use that may skip it.)
+pub fn record_in_one_pass(encoder: &mut wgpu::CommandEncoder, dispatches: &[BoundDispatch]) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: None,
+        timestamp_writes: None,
+    });
+    for dispatch in dispatches {
+        dispatch.record_in(&mut pass);
+    }
+}
+// ANCHOR_END: record_in_one_pass
 
 // ANCHOR: record_dispatch
 /// One compute pass with one dispatch. Separate passes order the kernels: a pass starts

@@ -4,9 +4,8 @@
 //! result back. It is the simplest way to use a GPU and the slowest: the transfers and
 //! the waiting dominate anything small. The graph chapters measure by how much.
 
-use crate::gpu::record::{
-    record_linear, record_reduction, record_relu, record_relu_in_place, record_softmax,
-};
+use crate::compiler::linear_strategy::LinearSelection;
+use crate::gpu::record::{record_reduction, record_relu, record_relu_in_place, record_softmax};
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, Reduction, ReductionStrategy,
     ShaderCompilation,
@@ -19,18 +18,29 @@ pub struct ImmediateGpu<'context> {
     context: &'context GpuContext,
     pipelines: PipelineCache,
     fill_outputs: Option<f32>,
+    /// Which linear kernel `linear` and `linear_relu` run.
+    linear: LinearSelection,
 }
 // ANCHOR_END: immediate_gpu
 
 impl<'context> ImmediateGpu<'context> {
     /// `ShaderCompilation::EveryCall` compiles each kernel on every call;
-    /// `ShaderCompilation::Cached` compiles it once.
+    /// `ShaderCompilation::Cached` compiles it once. Linear layers run the naive kernel
+    /// unless [`ImmediateGpu::with_linear`] chooses another.
     pub fn new(context: &'context GpuContext, compilation: ShaderCompilation) -> Self {
         ImmediateGpu {
             context,
             pipelines: PipelineCache::new(compilation),
             fill_outputs: None,
+            linear: LinearSelection::default(),
         }
+    }
+
+    /// Runs linear layers with `selection`: one strategy for every shape, or the one
+    /// [`LinearStrategy::for_shape`](crate::compiler::LinearStrategy::for_shape) picks.
+    pub fn with_linear(mut self, selection: LinearSelection) -> Self {
+        self.linear = selection;
+        self
     }
 
     /// Fills every output buffer with `value` before the kernel runs. Tests pass NaN:
@@ -53,7 +63,7 @@ impl<'context> ImmediateGpu<'context> {
         weights: &Tensor2d,
         bias: &Tensor2d,
     ) -> Result<Tensor2d, GpuError> {
-        self.linear_with(Kernel::Linear, input, weights, bias)
+        self.linear_with(false, input, weights, bias)
     }
 
     /// `relu(input · weights + bias)` in one kernel.
@@ -63,34 +73,31 @@ impl<'context> ImmediateGpu<'context> {
         weights: &Tensor2d,
         bias: &Tensor2d,
     ) -> Result<Tensor2d, GpuError> {
-        self.linear_with(Kernel::LinearRelu, input, weights, bias)
+        self.linear_with(true, input, weights, bias)
     }
 
     fn linear_with(
         &self,
-        kernel: Kernel,
+        apply_relu: bool,
         input: &Tensor2d,
         weights: &Tensor2d,
         bias: &Tensor2d,
     ) -> Result<Tensor2d, GpuError> {
-        // Check shapes before touching the GPU.
+        // Check shapes (and whether the kernel can take them) before touching the GPU.
         let (rows, columns) = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
         let context = self.context;
-        let pipeline = self.pipelines.pipeline(context, kernel)?;
+        let strategy = self
+            .linear
+            .strategy_for(context, rows, input.columns(), columns)?;
+        let pipeline = strategy.pipeline(context, &self.pipelines, apply_relu)?;
         let input = GpuTensor::upload(context, input, Readback::Never)?;
         let weights = GpuTensor::upload(context, weights, Readback::Never)?;
         let bias = GpuTensor::upload(context, bias, Readback::Never)?;
         let output = self.output(rows, columns)?;
         let mut encoder = self.encoder();
-        record_linear(
-            context,
-            &mut encoder,
-            &pipeline,
-            &input,
-            &weights,
-            &bias,
-            &output,
-        )?;
+        strategy
+            .bind(context, &pipeline, &input, &weights, &bias, &output)?
+            .record(&mut encoder);
         self.submit_and_download(encoder, &output)
     }
     // ANCHOR_END: immediate_linear

@@ -5,10 +5,11 @@
 //! back to the host: all modes do the same work and hand back the same numbers, so their
 //! timings compare like with like.
 
-use crate::compiler::{fuse, rewrite_in_place};
+use crate::compiler::{LinearSelection, fuse, reuse_buffers, rewrite_in_place};
 use crate::gpu::{GpuContext, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
+use crate::runner::gpu::{ComputePasses, GpuRunnerOptions};
 use crate::runner::node_by_node::evaluate_node_by_node;
 use crate::runner::{
     CpuGraphRunner, GpuGraphRunner, OpCodeRunner, RunError, run_operator_by_operator,
@@ -30,7 +31,8 @@ pub enum ExecutionMode {
     /// The whole graph in one submission, weights uploaded once, ReLU in place where
     /// legal, one readback.
     Graph,
-    /// `Graph` with compiled pipelines reused.
+    /// `Graph` with compiled pipelines reused. (Every `Graph…` mode records a run's
+    /// kernels into one compute pass.)
     GraphCached,
     /// `Graph` on the fused graph.
     GraphFused,
@@ -43,11 +45,16 @@ pub enum ExecutionMode {
     GraphLoopCachedFused,
     /// The graph fused, lowered to op codes and compiled to generated WGSL.
     OpCode,
+    /// Everything at once: the graph fused, ReLUs in place, buffers shared by liveness,
+    /// pipelines cached and bound once, each linear layer run by the kernel chosen for its
+    /// shape (register-blocked where vec4 loads are possible), all of a run's kernels in
+    /// one compute pass.
+    GraphCompiled,
 }
 // ANCHOR_END: execution_mode
 
 impl ExecutionMode {
-    pub const ALL: [ExecutionMode; 13] = [
+    pub const ALL: [ExecutionMode; 14] = [
         ExecutionMode::Cpu,
         ExecutionMode::CpuGraph,
         ExecutionMode::Immediate,
@@ -61,6 +68,7 @@ impl ExecutionMode {
         ExecutionMode::GraphLoopFused,
         ExecutionMode::GraphLoopCachedFused,
         ExecutionMode::OpCode,
+        ExecutionMode::GraphCompiled,
     ];
 
     pub fn uses_gpu(self) -> bool {
@@ -73,7 +81,8 @@ impl ExecutionMode {
             | ExecutionMode::GraphCached
             | ExecutionMode::GraphCachedFused
             | ExecutionMode::GraphLoopCached
-            | ExecutionMode::GraphLoopCachedFused => ShaderCompilation::Cached,
+            | ExecutionMode::GraphLoopCachedFused
+            | ExecutionMode::GraphCompiled => ShaderCompilation::Cached,
             _ => ShaderCompilation::EveryCall,
         }
     }
@@ -116,6 +125,7 @@ impl ExecutionMode {
                 gpu: ImmediateGpu::new(gpu()?, self.compilation()),
             },
             ExecutionMode::OpCode => Runner::OpCode(OpCodeRunner::prepare(gpu()?, &fuse(graph)?)?),
+            ExecutionMode::GraphCompiled => Runner::GpuGraph(prepare_compiled(gpu()?, graph)?),
             _ => {
                 let graph = if self.fuses() {
                     fuse(graph)?
@@ -135,6 +145,24 @@ impl ExecutionMode {
     }
     // ANCHOR_END: prepare_mode
 }
+
+// ANCHOR: prepare_compiled
+/// The `GraphCompiled` mode: every pass of the compiler, then the runner with the fast
+/// linear kernels and one compute pass per run.
+fn prepare_compiled<'context>(
+    context: &'context GpuContext,
+    graph: &ValidGraph,
+) -> Result<GpuGraphRunner<'context>, RunError> {
+    let graph = rewrite_in_place(&fuse(graph)?)?;
+    let plan = reuse_buffers(&graph).plan;
+    let options = GpuRunnerOptions {
+        compilation: ShaderCompilation::Cached,
+        linear: LinearSelection::PerShape,
+        passes: ComputePasses::OnePerRun,
+    };
+    GpuGraphRunner::prepare_with_options(context, &graph, plan, options)
+}
+// ANCHOR_END: prepare_compiled
 
 /// A graph prepared for one execution mode.
 pub struct Execution<'context> {

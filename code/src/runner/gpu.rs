@@ -7,13 +7,49 @@
 //! the bus on every call, and the GPU gets the whole graph in one go instead of one
 //! operator at a time with a round trip in between.
 
-use crate::gpu::record::{BoundDispatch, bind_linear, bind_relu, bind_relu_in_place, bind_softmax};
+use std::sync::Mutex;
+
+use crate::compiler::linear_strategy::LinearSelection;
+use crate::gpu::record::{
+    BoundDispatch, bind_relu, bind_relu_in_place, bind_softmax, record_in_one_pass,
+};
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation,
 };
 use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::{BufferPlan, RunError};
 use crate::tensor::Tensor2d;
+
+/// How a run's dispatches are grouped into compute passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComputePasses {
+    /// Every dispatch in a pass of its own: the simplest way to order kernels, and one
+    /// begin/end of a pass per kernel.
+    OnePerDispatch,
+    /// All the dispatches of one run in one pass; wgpu still puts a barrier between
+    /// dependent kernels (see [`record_in_one_pass`]).
+    OnePerRun,
+}
+
+/// Everything a GPU graph runner can be asked to do differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GpuRunnerOptions {
+    pub compilation: ShaderCompilation,
+    /// The linear kernel of every linear layer; the naive one by default.
+    pub linear: LinearSelection,
+    pub passes: ComputePasses,
+}
+
+impl GpuRunnerOptions {
+    /// The options of the book's graph modes: naive linear kernel, one pass per run.
+    pub fn new(compilation: ShaderCompilation) -> GpuRunnerOptions {
+        GpuRunnerOptions {
+            compilation,
+            linear: LinearSelection::default(),
+            passes: ComputePasses::OnePerRun,
+        }
+    }
+}
 
 // ANCHOR: gpu_graph_runner
 /// Runs a graph on the GPU: weights uploaded once, one submission per run.
@@ -28,8 +64,12 @@ pub struct GpuGraphRunner<'context> {
     /// Scratch buffers for `LinearReluSoftmax`, which runs as two kernels on the GPU.
     scratch: Vec<Option<GpuTensor>>,
     pipelines: PipelineCache,
+    options: GpuRunnerOptions,
     /// With cached pipelines, every dispatch of the graph bound once, at preparation.
     bound: Option<Vec<BoundDispatch>>,
+    /// The graph loop's staging tensors, one per iteration, kept from run to run and
+    /// only ever added to.
+    loop_copies: Mutex<Vec<GpuTensor>>,
 }
 // ANCHOR_END: gpu_graph_runner
 
@@ -50,6 +90,17 @@ impl<'context> GpuGraphRunner<'context> {
         graph: &ValidGraph,
         plan: BufferPlan,
         compilation: ShaderCompilation,
+    ) -> Result<GpuGraphRunner<'context>, RunError> {
+        let options = GpuRunnerOptions::new(compilation);
+        GpuGraphRunner::prepare_with_options(context, graph, plan, options)
+    }
+
+    /// Prepares with a buffer plan and a choice of linear kernels and compute passes.
+    pub fn prepare_with_options(
+        context: &'context GpuContext,
+        graph: &ValidGraph,
+        plan: BufferPlan,
+        options: GpuRunnerOptions,
     ) -> Result<GpuGraphRunner<'context>, RunError> {
         let result_buffer = plan.buffer_of[graph.result().0];
         let buffers = plan
@@ -96,12 +147,14 @@ impl<'context> GpuGraphRunner<'context> {
             buffers,
             constants,
             scratch,
-            pipelines: PipelineCache::new(compilation),
+            pipelines: PipelineCache::new(options.compilation),
+            options,
             bound: None,
+            loop_copies: Mutex::new(Vec::new()),
         };
         // Pipelines that are reused can be bound to their buffers once and for all; a
         // run then only records. Without the cache every run compiles, and so binds, anew.
-        if compilation == ShaderCompilation::Cached {
+        if options.compilation == ShaderCompilation::Cached {
             runner.bound = Some(runner.bind_graph()?);
         }
         Ok(runner)
@@ -123,12 +176,16 @@ impl<'context> GpuGraphRunner<'context> {
     }
 
     // ANCHOR: gpu_run
-    /// Runs the graph once: one submission, one readback.
+    /// Runs the graph once: one submission, one readback (straight from the result's own
+    /// staging buffer).
     pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
-        Ok(self
-            .run_loop(input, 1)?
-            .pop()
-            .expect("one iteration, one result"))
+        self.write_input(input)?;
+        let result = self.result_buffer();
+        let mut encoder = self.encoder();
+        self.record_graph(&mut encoder)?;
+        result.record_copy_to_staging(&mut encoder)?;
+        self.context.queue().submit([encoder.finish()]);
+        Ok(result.read_staging(self.context)?)
     }
 
     /// Runs the graph `iterations` times, recorded back to back into one submission. The
@@ -137,24 +194,23 @@ impl<'context> GpuGraphRunner<'context> {
     pub fn run_loop(&self, input: &Tensor2d, iterations: usize) -> Result<Vec<Tensor2d>, RunError> {
         self.write_input(input)?;
         let result = self.result_buffer();
-        // One staging tensor per iteration: each holds one iteration's result.
-        let copies = (0..iterations)
-            .map(|_| {
-                GpuTensor::uninitialized(
-                    self.context,
-                    result.rows(),
-                    result.columns(),
-                    Readback::Needed,
-                )
-            })
-            .collect::<Result<Vec<_>, GpuError>>()?;
-        let mut encoder =
-            self.context
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("graph"),
-                });
-        for copy in &copies {
+        // One staging tensor per iteration, each holding one iteration's result. They are
+        // kept for the next call: allocating GPU memory on every run is slow.
+        let mut copies = self
+            .loop_copies
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        while copies.len() < iterations {
+            copies.push(GpuTensor::uninitialized(
+                self.context,
+                result.rows(),
+                result.columns(),
+                Readback::Needed,
+            )?);
+        }
+        let copies = &copies[..iterations];
+        let mut encoder = self.encoder();
+        for copy in copies {
             self.record_graph(&mut encoder)?;
             encoder.copy_buffer_to_buffer(
                 result.buffer(),
@@ -172,6 +228,14 @@ impl<'context> GpuGraphRunner<'context> {
             .collect::<Result<Vec<_>, GpuError>>()?)
     }
     // ANCHOR_END: gpu_run
+
+    fn encoder(&self) -> wgpu::CommandEncoder {
+        self.context
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("graph"),
+            })
+    }
 
     fn write_input(&self, input: &Tensor2d) -> Result<(), RunError> {
         let expected = self.graph.shape(self.graph.input());
@@ -197,8 +261,13 @@ impl<'context> GpuGraphRunner<'context> {
                 &freshly_bound
             }
         };
-        for dispatch in dispatches {
-            dispatch.record(encoder);
+        match self.options.passes {
+            ComputePasses::OnePerRun => record_in_one_pass(encoder, dispatches),
+            ComputePasses::OnePerDispatch => {
+                for dispatch in dispatches {
+                    dispatch.record(encoder);
+                }
+            }
         }
         Ok(())
     }
@@ -215,37 +284,31 @@ impl<'context> GpuGraphRunner<'context> {
             };
             let argument = |position: usize| self.tensor(node.inputs[position]);
             let pipeline = |kernel: Kernel| self.pipelines.pipeline(context, kernel);
+            // A linear layer with the runner's linear kernel (chosen for its shape, if so
+            // asked), written to `destination`.
+            let linear = |apply_relu: bool, destination: &GpuTensor| {
+                let (input, weights) = (argument(0), argument(1));
+                let strategy = self.options.linear.strategy_for(
+                    context,
+                    input.rows(),
+                    input.columns(),
+                    weights.columns(),
+                )?;
+                let pipeline = strategy.pipeline(context, &self.pipelines, apply_relu)?;
+                strategy.bind(context, &pipeline, input, weights, argument(2), destination)
+            };
             match node.operator {
                 Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {}
-                Operator::Linear => dispatches.push(bind_linear(
-                    context,
-                    &pipeline(Kernel::Linear)?,
-                    argument(0),
-                    argument(1),
-                    argument(2),
-                    output,
-                )?),
-                Operator::LinearRelu => dispatches.push(bind_linear(
-                    context,
-                    &pipeline(Kernel::LinearRelu)?,
-                    argument(0),
-                    argument(1),
-                    argument(2),
-                    output,
-                )?),
+                Operator::Linear => dispatches.push(linear(false, output)?),
+                Operator::LinearRelu => dispatches.push(linear(true, output)?),
+                // Two kernels: the linear layer (with its ReLU) into a scratch buffer, then
+                // the softmax, one workgroup per row. Fusing them would need a workgroup to
+                // own whole rows, which the fast kernels' two-dimensional tiles do not.
                 Operator::LinearReluSoftmax => {
                     let scratch = self.scratch[id.0]
                         .as_ref()
                         .expect("prepared with a scratch buffer");
-                    let linear = pipeline(Kernel::LinearRelu)?;
-                    dispatches.push(bind_linear(
-                        context,
-                        &linear,
-                        argument(0),
-                        argument(1),
-                        argument(2),
-                        scratch,
-                    )?);
+                    dispatches.push(linear(true, scratch)?);
                     dispatches.push(bind_softmax(
                         context,
                         &pipeline(Kernel::Softmax)?,
