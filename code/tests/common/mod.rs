@@ -16,6 +16,7 @@ pub fn context() -> &'static GpuContext {
     }
 }
 
+// ANCHOR: assert_close
 /// Asserts that `actual` matches `expected` within `tolerance`, naming what was tested.
 pub fn assert_close(actual: &Tensor2d, expected: &Tensor2d, tolerance: Tolerance, what: &str) {
     let comparison: Comparison = actual
@@ -23,6 +24,7 @@ pub fn assert_close(actual: &Tensor2d, expected: &Tensor2d, tolerance: Tolerance
         .unwrap_or_else(|error| panic!("{what}: {error}"));
     assert!(comparison.passed(), "{what}: {comparison}");
 }
+// ANCHOR_END: assert_close
 
 /// Shapes every element-wise and row-wise GPU test covers: single elements, single rows
 /// and columns, odd sizes, and sizes larger than one workgroup in each direction.
