@@ -6,6 +6,8 @@
 //!
 //! - [`tensor`]: `Tensor2d`, the one data type every operator works on.
 //! - [`cpu`]: CPU operators and the teaching variants the memory chapters compare.
+//! - [`memory`]: the CPU's memory hierarchy measured: access patterns, layouts, allocation,
+//!   branch prediction and inlining.
 //! - [`gpu`]: the GPU context, GPU tensors, shader loading and the pipeline cache.
 //! - [`immediate`]: one GPU operator at a time: upload, dispatch, read back.
 //! - [`graph`]: the computational graph, its builder and validation, the standard workload.
@@ -19,6 +21,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod graph;
 pub mod immediate;
+pub mod memory;
 pub mod runner;
 pub mod tensor;
 
