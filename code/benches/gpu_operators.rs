@@ -9,10 +9,15 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use galaxy::Tensor2d;
+use galaxy::bench::linear_throughput::LinearBenchmark;
+use galaxy::compiler::LinearStrategy;
 use galaxy::gpu::{GpuContext, Reduction, ReductionStrategy, ShaderCompilation};
+use galaxy::graph::random_mlp;
 use galaxy::immediate::ImmediateGpu;
+use galaxy::runner::BufferPlan;
+use galaxy::runner::gpu::{ComputePasses, GpuGraphRunner, GpuRunnerOptions};
 
 const COMPILATIONS: [(&str, ShaderCompilation); 2] = [
     ("compile_every_call", ShaderCompilation::EveryCall),
@@ -39,6 +44,62 @@ fn linear(criterion: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("linear_relu", name), |bencher| {
             bencher.iter(|| gpu.linear_relu(black_box(&input), &weights, &bias).unwrap())
+        });
+    }
+    group.finish();
+}
+
+/// The three linear kernels on the GPU alone: dispatches recorded back to back into one
+/// pass, no uploads, no readbacks (`linear_kernels` does the same at large sizes). The
+/// register-blocked configuration is the one the chooser picks for 256 × 256.
+fn linear_strategies(criterion: &mut Criterion) {
+    let context = context();
+    let size = 256;
+    let chosen = LinearStrategy::for_shape(context, size, size, size)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let mut group = criterion.benchmark_group("gpu_linear_kernels_256");
+    group.throughput(Throughput::Elements(2 * (size as u64).pow(3)));
+    for strategy in [
+        LinearStrategy::Naive,
+        LinearStrategy::Tiled { edge: 16 },
+        chosen,
+    ] {
+        let benchmark = LinearBenchmark::prepare(context, strategy, (size, size, size), 6)
+            .unwrap_or_else(|error| panic!("{strategy}: {error}"));
+        benchmark
+            .check()
+            .unwrap_or_else(|error| panic!("{strategy}: {error}"));
+        group.bench_function(BenchmarkId::from_parameter(strategy), |bencher| {
+            bencher.iter_custom(|dispatches| {
+                let seconds = benchmark
+                    .time(dispatches as usize)
+                    .unwrap_or_else(|error| panic!("{strategy}: {error}"));
+                Duration::from_secs_f64(seconds)
+            })
+        });
+    }
+    group.finish();
+}
+
+/// A graph of small layers run with every kernel in a compute pass of its own, and with
+/// all of them in one pass: what beginning and ending a pass per kernel costs.
+fn compute_passes(criterion: &mut Criterion) {
+    let context = context();
+    let workload = random_mlp(16, 32, 3).unwrap_or_else(|error| panic!("{error}"));
+    let mut group = criterion.benchmark_group("gpu_graph_compute_passes_size16_depth32");
+    for (name, passes) in [
+        ("one_per_dispatch", ComputePasses::OnePerDispatch),
+        ("one_per_run", ComputePasses::OnePerRun),
+    ] {
+        let options = GpuRunnerOptions {
+            passes,
+            ..GpuRunnerOptions::new(ShaderCompilation::Cached)
+        };
+        let plan = BufferPlan::new(&workload.graph);
+        let runner = GpuGraphRunner::prepare_with_options(context, &workload.graph, plan, options)
+            .unwrap_or_else(|error| panic!("{error}"));
+        group.bench_function(name, |bencher| {
+            bencher.iter(|| runner.run(black_box(&workload.input)).unwrap())
         });
     }
     group.finish();
@@ -101,6 +162,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = linear, element_wise_and_rows, reduction_strategies
+    targets = linear, linear_strategies, compute_passes, element_wise_and_rows, reduction_strategies
 }
 criterion_main!(benches);
