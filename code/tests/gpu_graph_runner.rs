@@ -4,10 +4,14 @@
 mod common;
 
 use common::{assert_close, context};
-use galaxy::compiler::fuse;
-use galaxy::gpu::ShaderCompilation;
+use galaxy::compiler::{
+    LinearSelection, LinearStrategy, LinearStrategyError, RegisterBlockedConfig, fuse,
+    reuse_buffers, rewrite_in_place,
+};
+use galaxy::gpu::{GpuError, ShaderCompilation};
 use galaxy::graph::{ChainBuilder, random_mlp};
-use galaxy::runner::{GpuGraphRunner, RunError, run_operator_by_operator};
+use galaxy::runner::gpu::{ComputePasses, GpuRunnerOptions};
+use galaxy::runner::{BufferPlan, GpuGraphRunner, RunError, run_operator_by_operator};
 use galaxy::{Tensor2d, Tolerance};
 
 /// GPU and CPU round differently (fused multiply-adds, `exp`), and the differences pass
@@ -110,5 +114,103 @@ fn the_gpu_runner_rejects_an_input_of_the_wrong_shape() {
             expected: (4, 4),
             given: (4, 5)
         }
+    );
+}
+
+#[test]
+fn every_runner_option_matches_the_cpu() {
+    // Sizes that take vec4 loads (4, 8, 20, 132: beyond a 128 × 128 tile) and sizes that
+    // do not (5, 33), so that `PerShape` picks both kinds of kernel.
+    let workloads = [
+        (4, 3, 1),
+        (5, 4, 2),
+        (8, 6, 3),
+        (20, 5, 4),
+        (33, 4, 5),
+        (132, 3, 6),
+    ];
+    let selections = [
+        LinearSelection::Fixed(LinearStrategy::Naive),
+        LinearSelection::Fixed(LinearStrategy::Tiled { edge: 8 }),
+        LinearSelection::PerShape,
+    ];
+    for (size, depth, seed) in workloads {
+        let workload = random_mlp(size, depth, seed).unwrap();
+        let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
+        let graph = rewrite_in_place(&fuse(&workload.graph).unwrap()).unwrap();
+        let plans = [
+            ("one buffer per tensor", BufferPlan::new(&graph)),
+            ("shared buffers", reuse_buffers(&graph).plan),
+        ];
+        for (plan_name, plan) in plans {
+            for linear in selections {
+                for passes in [ComputePasses::OnePerDispatch, ComputePasses::OnePerRun] {
+                    let options = GpuRunnerOptions {
+                        compilation: ShaderCompilation::Cached,
+                        linear,
+                        passes,
+                    };
+                    let runner = GpuGraphRunner::prepare_with_options(
+                        context(),
+                        &graph,
+                        plan.clone(),
+                        options,
+                    )
+                    .unwrap();
+                    for run in 0..2 {
+                        poison(&runner);
+                        let actual = runner.run(&workload.input).unwrap();
+                        let what = format!(
+                            "size {size} depth {depth}, {plan_name}, {linear:?}, {passes:?}, run {run}"
+                        );
+                        assert_close(&actual, &expected, GRAPH_TOLERANCE, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_graph_loop_keeps_its_staging_tensors_from_call_to_call() {
+    let workload = random_mlp(12, 4, 8).unwrap();
+    let runner =
+        GpuGraphRunner::prepare(context(), &workload.graph, ShaderCompilation::Cached).unwrap();
+    // Growing, shrinking and growing again, each call on another input: a staging tensor
+    // kept from an earlier call must hold this call's result.
+    for (call, iterations) in [3, 1, 5, 2].into_iter().enumerate() {
+        let input = Tensor2d::random(12, 12, -1.0..=1.0, 100 + call as u64);
+        let expected = run_operator_by_operator(&workload.graph, &input).unwrap();
+        poison(&runner);
+        let results = runner.run_loop(&input, iterations).unwrap();
+        assert_eq!(results.len(), iterations);
+        for (iteration, actual) in results.iter().enumerate() {
+            let what = format!("call {call}, iteration {iteration} of {iterations}");
+            assert_close(actual, &expected, GRAPH_TOLERANCE, &what);
+        }
+    }
+}
+
+#[test]
+fn a_forced_kernel_that_cannot_run_a_layer_fails_at_preparation() {
+    // Width 5: no vec4 loads.
+    let workload = random_mlp(5, 2, 1).unwrap();
+    let options = GpuRunnerOptions {
+        linear: LinearSelection::Fixed(LinearStrategy::RegisterBlocked(
+            RegisterBlockedConfig::new(16, 32, 16, 4, 4),
+        )),
+        ..GpuRunnerOptions::new(ShaderCompilation::Cached)
+    };
+    let plan = BufferPlan::new(&workload.graph);
+    let error =
+        GpuGraphRunner::prepare_with_options(context(), &workload.graph, plan, options).err();
+    assert!(
+        matches!(
+            error,
+            Some(RunError::Gpu(GpuError::LinearStrategy(
+                LinearStrategyError::NotMultiplesOfFour { .. }
+            )))
+        ),
+        "{error:?}"
     );
 }
