@@ -8,11 +8,12 @@
 //!
 //! Read the files in this order: this one (the data types), `builder` (writing a graph
 //! the way the network reads), `validate` (what makes a graph well formed), `random_mlp`
-//! (the standard workload the benchmarks run).
+//! (the standard workload the benchmarks run), `dot` (drawing a graph with Graphviz).
 //!
 //! The compiler passes that rewrite graphs live in [`crate::compiler`].
 
 pub mod builder;
+pub mod dot;
 pub mod random_mlp;
 pub mod validate;
 
