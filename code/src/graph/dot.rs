@@ -20,6 +20,7 @@ use crate::graph::{Operator, TensorId, ValidGraph};
 pub fn to_dot(graph: &ValidGraph) -> String {
     let mut dot = String::from("digraph computational_graph {\n");
     dot.push_str("  node [shape=box, fontname=\"Helvetica\"];\n");
+    dot.push_str("  edge [fontname=\"Helvetica\", fontsize=10];\n");
     let nodes = &graph.graph().nodes;
     for (index, node) in nodes.iter().enumerate() {
         let (rows, columns) = graph.shape(TensorId(index));
