@@ -135,7 +135,8 @@ fn element_wise_and_rows(criterion: &mut Criterion) {
 }
 
 /// The two ways a workgroup combines values: a tree in workgroup memory with a barrier
-/// per step, or subgroup operations (only where the device has them).
+/// per step, or subgroup operations (only where the device has them); for whole-tensor
+/// reductions and for the row-wise softmax.
 fn reduction_strategies(criterion: &mut Criterion) {
     let context = context();
     let input = Tensor2d::random(1024, 1024, -1.0..=1.0, 5);
@@ -152,6 +153,10 @@ fn reduction_strategies(criterion: &mut Criterion) {
                 bencher.iter(|| gpu.reduce(reduction, strategy, black_box(&input)).unwrap())
             });
         }
+        // A row-wise softmax is two reductions per row (maximum, then sum).
+        group.bench_function(BenchmarkId::new("softmax", name), |bencher| {
+            bencher.iter(|| gpu.softmax_with(strategy, black_box(&input)).unwrap())
+        });
     }
     group.finish();
 }

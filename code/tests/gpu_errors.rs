@@ -101,6 +101,24 @@ fn a_subgroup_kernel_on_a_device_without_subgroups_is_a_missing_feature_error() 
         ),
         "{error}"
     );
+    // The same for the subgroup softmax.
+    let error = gpu
+        .softmax_with(ReductionStrategy::Subgroups, &Tensor2d::zeros(2, 2))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            GpuError::MissingFeature {
+                kernel: "subgroup_softmax",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        context.best_reduction_strategy(),
+        ReductionStrategy::WorkgroupMemory
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use galaxy::compiler::{
     LinearSelection, LinearStrategy, LinearStrategyError, RegisterBlockedConfig, fuse,
     reuse_buffers, rewrite_in_place,
 };
-use galaxy::gpu::{GpuError, ShaderCompilation};
+use galaxy::gpu::{GpuError, ReductionStrategy, ShaderCompilation};
 use galaxy::graph::{ChainBuilder, random_mlp};
 use galaxy::runner::gpu::{ComputePasses, GpuRunnerOptions};
 use galaxy::runner::{BufferPlan, GpuGraphRunner, RunError, run_operator_by_operator};
@@ -117,6 +117,15 @@ fn the_gpu_runner_rejects_an_input_of_the_wrong_shape() {
     );
 }
 
+/// Both softmax kernels where the device has subgroups, the tree alone otherwise.
+fn softmax_strategies() -> std::vec::IntoIter<ReductionStrategy> {
+    let mut strategies = vec![ReductionStrategy::WorkgroupMemory];
+    if context().supports_subgroups() {
+        strategies.push(ReductionStrategy::Subgroups);
+    }
+    strategies.into_iter()
+}
+
 #[test]
 fn every_runner_option_matches_the_cpu() {
     // Sizes that take vec4 loads (4, 8, 20, 132: beyond a 128 × 128 tile) and sizes that
@@ -143,11 +152,12 @@ fn every_runner_option_matches_the_cpu() {
             ("shared buffers", reuse_buffers(&graph).plan),
         ];
         for (plan_name, plan) in plans {
-            for linear in selections {
+            for (linear, softmax) in selections.into_iter().zip(softmax_strategies().cycle()) {
                 for passes in [ComputePasses::OnePerDispatch, ComputePasses::OnePerRun] {
                     let options = GpuRunnerOptions {
                         compilation: ShaderCompilation::Cached,
                         linear,
+                        softmax,
                         passes,
                     };
                     let runner = GpuGraphRunner::prepare_with_options(
@@ -161,7 +171,8 @@ fn every_runner_option_matches_the_cpu() {
                         poison(&runner);
                         let actual = runner.run(&workload.input).unwrap();
                         let what = format!(
-                            "size {size} depth {depth}, {plan_name}, {linear:?}, {passes:?}, run {run}"
+                            "size {size} depth {depth}, {plan_name}, {linear:?}, {softmax:?}, \
+                             {passes:?}, run {run}"
                         );
                         assert_close(&actual, &expected, GRAPH_TOLERANCE, &what);
                     }

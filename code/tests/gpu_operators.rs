@@ -128,6 +128,33 @@ fn softmax_matches_the_cpu() {
 }
 
 #[test]
+fn every_softmax_strategy_matches_the_cpu() {
+    let gpu = immediate();
+    for strategy in strategies() {
+        for (seed, &(rows, columns)) in SHAPES.iter().enumerate() {
+            let input = Tensor2d::random(rows, columns, -10.0..=10.0, seed as u64 + 80);
+            let expected = cpu::softmax(&input).unwrap();
+            let actual = gpu.softmax_with(strategy, &input).unwrap();
+            assert_close(
+                &actual,
+                &expected,
+                SOFTMAX_TOLERANCE,
+                &format!("softmax {strategy:?} {rows}×{columns}"),
+            );
+        }
+        // Rows far from zero: the maximum must be subtracted before exp().
+        let large =
+            Tensor2d::from_vec(2, 3, vec![1000.0, 1001.0, 1002.0, -1000.0, 0.0, 1000.0]).unwrap();
+        assert_close(
+            &gpu.softmax_with(strategy, &large).unwrap(),
+            &cpu::softmax(&large).unwrap(),
+            SOFTMAX_TOLERANCE,
+            &format!("softmax {strategy:?} of large inputs"),
+        );
+    }
+}
+
+#[test]
 fn softmax_is_stable_for_large_inputs() {
     let input =
         Tensor2d::from_vec(2, 3, vec![1000.0, 1001.0, 1002.0, -1000.0, 0.0, 1000.0]).unwrap();

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use crate::gpu::GpuError;
+use crate::gpu::{GpuError, ReductionStrategy};
 
 /// The environment variable that picks an adapter by part of its name or by backend.
 pub const ADAPTER_VARIABLE: &str = "GALAXY_ADAPTER";
@@ -168,6 +168,16 @@ impl GpuContext {
 
     pub fn supports_subgroups(&self) -> bool {
         self.device.features().contains(wgpu::Features::SUBGROUP)
+    }
+
+    /// How reductions (sums, maxima, the two inside a softmax) should combine values on
+    /// this device: subgroup operations when it has them, workgroup memory otherwise.
+    pub fn best_reduction_strategy(&self) -> ReductionStrategy {
+        if self.supports_subgroups() {
+            ReductionStrategy::Subgroups
+        } else {
+            ReductionStrategy::WorkgroupMemory
+        }
     }
 
     /// One line naming the adapter, for benchmark output and figure captions.

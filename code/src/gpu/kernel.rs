@@ -20,10 +20,12 @@ pub enum Kernel {
     SubgroupSum,
     /// `Max` with subgroup operations; needs the SUBGROUP feature.
     SubgroupMax,
+    /// `Softmax` with subgroup operations; needs the SUBGROUP feature.
+    SubgroupSoftmax,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 9] = [
+    pub const ALL: [Kernel; 10] = [
         Kernel::Linear,
         Kernel::LinearRelu,
         Kernel::Relu,
@@ -33,6 +35,7 @@ impl Kernel {
         Kernel::Max,
         Kernel::SubgroupSum,
         Kernel::SubgroupMax,
+        Kernel::SubgroupSoftmax,
     ];
 
     /// The WGSL source text.
@@ -46,6 +49,7 @@ impl Kernel {
             Kernel::SubgroupSum | Kernel::SubgroupMax => {
                 include_str!("../../../shaders/reduce_subgroup.wgsl")
             }
+            Kernel::SubgroupSoftmax => include_str!("../../../shaders/softmax_subgroup.wgsl"),
         }
     }
 
@@ -77,13 +81,16 @@ impl Kernel {
             Kernel::Max => "max",
             Kernel::SubgroupSum => "subgroup_sum",
             Kernel::SubgroupMax => "subgroup_max",
+            Kernel::SubgroupSoftmax => "subgroup_softmax",
         }
     }
 
     /// The device features the kernel needs.
     pub fn required_features(self) -> wgpu::Features {
         match self {
-            Kernel::SubgroupSum | Kernel::SubgroupMax => wgpu::Features::SUBGROUP,
+            Kernel::SubgroupSum | Kernel::SubgroupMax | Kernel::SubgroupSoftmax => {
+                wgpu::Features::SUBGROUP
+            }
             _ => wgpu::Features::empty(),
         }
     }
@@ -104,6 +111,17 @@ pub enum ReductionStrategy {
     WorkgroupMemory,
     /// Subgroup operations, then one small step through workgroup memory.
     Subgroups,
+}
+
+impl ReductionStrategy {
+    /// The softmax kernel that combines each row's values this way (a softmax is two
+    /// reductions per row, a maximum and a sum).
+    pub fn softmax_kernel(self) -> Kernel {
+        match self {
+            ReductionStrategy::WorkgroupMemory => Kernel::Softmax,
+            ReductionStrategy::Subgroups => Kernel::SubgroupSoftmax,
+        }
+    }
 }
 
 impl Reduction {

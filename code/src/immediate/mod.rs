@@ -124,10 +124,23 @@ impl<'context> ImmediateGpu<'context> {
         Ok(())
     }
 
-    /// Row-wise softmax.
+    /// Row-wise softmax, each row's maximum and sum combined through workgroup memory.
     pub fn softmax(&self, input: &Tensor2d) -> Result<Tensor2d, GpuError> {
+        self.softmax_with(ReductionStrategy::WorkgroupMemory, input)
+    }
+
+    /// Row-wise softmax with a chosen way of combining each row's values: a tree in
+    /// workgroup memory, or subgroup operations (a `GpuError::MissingFeature` on a device
+    /// without them).
+    pub fn softmax_with(
+        &self,
+        strategy: ReductionStrategy,
+        input: &Tensor2d,
+    ) -> Result<Tensor2d, GpuError> {
         let context = self.context;
-        let pipeline = self.pipelines.pipeline(context, Kernel::Softmax)?;
+        let pipeline = self
+            .pipelines
+            .pipeline(context, strategy.softmax_kernel())?;
         let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
         let output = self.output(input.rows(), input.columns())?;
         let mut encoder = self.encoder();
@@ -147,11 +160,7 @@ impl<'context> ImmediateGpu<'context> {
 
     /// Subgroups when the device supports them, workgroup memory otherwise.
     pub fn best_reduction_strategy(&self) -> ReductionStrategy {
-        if self.context.supports_subgroups() {
-            ReductionStrategy::Subgroups
-        } else {
-            ReductionStrategy::WorkgroupMemory
-        }
+        self.context.best_reduction_strategy()
     }
 
     /// A reduction with a chosen strategy, for comparing the two.

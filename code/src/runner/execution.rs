@@ -148,7 +148,8 @@ impl ExecutionMode {
 
 // ANCHOR: prepare_compiled
 /// The `GraphCompiled` mode: every pass of the compiler, then the runner with the fast
-/// linear kernels and one compute pass per run.
+/// linear kernels, the subgroup softmax where the device has subgroups, and one compute
+/// pass per run.
 fn prepare_compiled<'context>(
     context: &'context GpuContext,
     graph: &ValidGraph,
@@ -158,6 +159,7 @@ fn prepare_compiled<'context>(
     let options = GpuRunnerOptions {
         compilation: ShaderCompilation::Cached,
         linear: LinearSelection::PerShape,
+        softmax: context.best_reduction_strategy(),
         passes: ComputePasses::OnePerRun,
     };
     GpuGraphRunner::prepare_with_options(context, &graph, plan, options)

@@ -14,7 +14,8 @@ use crate::gpu::record::{
     BoundDispatch, bind_relu, bind_relu_in_place, bind_softmax, record_in_one_pass,
 };
 use crate::gpu::{
-    GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ShaderCompilation,
+    GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ReductionStrategy,
+    ShaderCompilation,
 };
 use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::{BufferPlan, RunError};
@@ -37,15 +38,19 @@ pub struct GpuRunnerOptions {
     pub compilation: ShaderCompilation,
     /// The linear kernel of every linear layer; the naive one by default.
     pub linear: LinearSelection,
+    /// How the softmax combines a row's values; workgroup memory by default.
+    pub softmax: ReductionStrategy,
     pub passes: ComputePasses,
 }
 
 impl GpuRunnerOptions {
-    /// The options of the book's graph modes: naive linear kernel, one pass per run.
+    /// The options of the book's graph modes: naive linear kernel, tree-reduction
+    /// softmax, one pass per run.
     pub fn new(compilation: ShaderCompilation) -> GpuRunnerOptions {
         GpuRunnerOptions {
             compilation,
             linear: LinearSelection::default(),
+            softmax: ReductionStrategy::WorkgroupMemory,
             passes: ComputePasses::OnePerRun,
         }
     }
@@ -311,7 +316,7 @@ impl<'context> GpuGraphRunner<'context> {
                     dispatches.push(linear(true, scratch)?);
                     dispatches.push(bind_softmax(
                         context,
-                        &pipeline(Kernel::Softmax)?,
+                        &pipeline(self.options.softmax.softmax_kernel())?,
                         scratch,
                         output,
                     )?);
@@ -329,7 +334,7 @@ impl<'context> GpuGraphRunner<'context> {
                 )?),
                 Operator::Softmax => dispatches.push(bind_softmax(
                     context,
-                    &pipeline(Kernel::Softmax)?,
+                    &pipeline(self.options.softmax.softmax_kernel())?,
                     argument(0),
                     output,
                 )?),
