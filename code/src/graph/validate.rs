@@ -82,6 +82,7 @@ pub enum GraphError {
     },
 }
 
+// ANCHOR: valid_graph
 /// A graph that passed [`validate`], with what the checks found out on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidGraph {
@@ -93,6 +94,7 @@ pub struct ValidGraph {
     input: TensorId,
     output: TensorId,
 }
+// ANCHOR_END: valid_graph
 
 impl ValidGraph {
     pub fn graph(&self) -> &Graph {
