@@ -16,7 +16,9 @@
 
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use galaxy::bench::gpu_peak::{PeakSettings, gpu_peak};
 use galaxy::bench::linear_throughput::LinearBenchmark;
 use galaxy::compiler::LinearStrategy;
@@ -75,6 +77,10 @@ fn linear_kernels(criterion: &mut Criterion) {
     for size in sizes() {
         let mut group = criterion.benchmark_group(format!("gpu_linear_{size}"));
         group.throughput(Throughput::Elements(2 * (size as u64).pow(3)));
+        // The same number of dispatches in every sample: the naive kernel needs a large
+        // part of a second per 4096³ layer even on a large GPU, and criterion's default
+        // (linear) sampling would run it 55 times.
+        group.sampling_mode(SamplingMode::Flat);
         for strategy in strategies(context, size) {
             let benchmark = LinearBenchmark::prepare(context, strategy, (size, size, size), 7)
                 .unwrap_or_else(|error| panic!("{strategy}: {error}"));

@@ -108,10 +108,11 @@ pub enum LinearStrategyError {
 
 // ANCHOR: chooser_constants
 /// Workgroups a linear layer should have to keep a large GPU busy. An H100 has 132
-/// streaming multiprocessors and each holds two 256-invocation workgroups of the
-/// register-blocked kernel at once, so about 256 workgroups give every one of them work.
-/// Smaller GPUs are filled sooner; a larger tile is still the better choice there because
-/// it reloads the operands fewer times.
+/// streaming multiprocessors with 65,536 registers each; a 256-invocation workgroup whose
+/// invocations keep 64 sums needs up to 128 registers per invocation, so about two such
+/// workgroups fit on one multiprocessor, and about 256 workgroups give every one of them
+/// work. Smaller GPUs are filled sooner; a larger tile is still the better choice there
+/// because it reloads the operands fewer times.
 pub const WORKGROUPS_TO_FILL_A_LARGE_GPU: u64 = 256;
 
 /// The register-blocked configurations the chooser considers, largest tile first. Each is
