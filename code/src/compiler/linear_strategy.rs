@@ -108,10 +108,10 @@ pub enum LinearStrategyError {
 
 // ANCHOR: chooser_constants
 /// Workgroups a linear layer should have to keep a large GPU busy. An H100 has 132
-/// streaming multiprocessors with 65,536 registers each; a 256-invocation workgroup whose
-/// invocations keep 64 sums needs up to 128 registers per invocation, so about two such
-/// workgroups fit on one multiprocessor, and about 256 workgroups give every one of them
-/// work. Smaller GPUs are filled sooner; a larger tile is still the better choice there
+/// streaming multiprocessors with 65,536 registers each. An invocation that keeps 64 sums,
+/// plus its operands and addresses, should stay within 128 registers, and at 128 two
+/// 256-invocation workgroups fit on one multiprocessor: about 256 workgroups give every
+/// multiprocessor work. Smaller GPUs are filled sooner; a larger tile is still the better choice there
 /// because it reloads the operands fewer times.
 pub const WORKGROUPS_TO_FILL_A_LARGE_GPU: u64 = 256;
 
