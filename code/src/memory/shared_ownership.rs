@@ -97,6 +97,7 @@ mod tests {
         assert_eq!(child.sum(), 2.0);
     }
 
+    // ANCHOR: reference_cycle
     #[test]
     fn a_cycle_of_strong_pointers_is_never_freed() {
         // Two values that own each other, the mistake that `Weak` avoids.
@@ -117,6 +118,7 @@ mod tests {
         // zero: the memory is leaked. A tracing garbage collector would have freed it.
         let leaked = watch_first.upgrade().expect("the cycle keeps itself alive");
         assert_eq!(Rc::strong_count(&leaked), 2); // `second.other` and `leaked`
+        // ANCHOR_END: reference_cycle
         // Break the cycle by hand so the test itself does not leak.
         let second = leaked.other.borrow_mut().take().unwrap();
         drop(leaked);

@@ -79,6 +79,8 @@ struct Settings {
     largest_transpose_side: usize,
     /// Values per call of the allocation sweep, split into rows.
     allocation_elements: usize,
+    /// The branch sweep's thresholds are 0, 1/steps, 2/steps, …, 1.
+    threshold_steps: usize,
 }
 
 impl Settings {
@@ -92,6 +94,7 @@ impl Settings {
                 nested_elements: 1 << 20,
                 largest_transpose_side: 4096,
                 allocation_elements: 1 << 18,
+                threshold_steps: 10,
             }
         } else {
             Self {
@@ -102,6 +105,7 @@ impl Settings {
                 nested_elements: 1 << 22,
                 largest_transpose_side: 4096,
                 allocation_elements: 1 << 20,
+                threshold_steps: 20,
             }
         }
     }
@@ -375,7 +379,7 @@ fn branch_prediction(settings: &Settings, progress: &dyn Fn(&str)) -> Figure {
     let mut sorted = shuffled.clone();
     sorted.sort_by(f32::total_cmp);
     let mut kept = vec![0.0; BRANCH_VALUES];
-    let steps = if settings.size_factor == 2 { 20 } else { 10 };
+    let steps = settings.threshold_steps;
     for step in 0..=steps {
         let threshold = step as f32 / steps as f32;
         progress(&format!("memory-branch-prediction: threshold {threshold}"));
@@ -421,7 +425,7 @@ fn inlining(settings: &Settings, progress: &dyn Fn(&str)) -> Figure {
         let time = median_nanoseconds_per_item(settings.plan, length, || {
             apply_not_inlined(black_box(&mut values));
         });
-        figure.push("#[inline(never)]", Point { x, y: time });
+        figure.push("not inlined, #[inline(never)]", Point { x, y: time });
         let time = median_nanoseconds_per_item(settings.plan, length, || {
             apply_through_pointer(black_box(&mut values), pointer);
         });
