@@ -157,7 +157,7 @@ fn the_chooser_never_picks_vec4_for_a_shape_that_cannot_take_it_on_this_device()
         for inner in [1, 2, 3, 4, 5, 8, 63, 64, 256, 257] {
             for columns in [1, 3, 4, 6, 8, 64, 255, 256] {
                 let strategy = LinearStrategy::for_shape(context, rows, inner, columns).unwrap();
-                let takes_vec4 = inner % 4 == 0 && columns % 4 == 0;
+                let takes_vec4 = inner.is_multiple_of(4) && columns.is_multiple_of(4);
                 assert_eq!(
                     matches!(strategy, LinearStrategy::RegisterBlocked(_)),
                     takes_vec4,

@@ -159,8 +159,9 @@ impl<'context> LinearBenchmark<'context> {
             let unit_roundoff = f64::from(f32::EPSILON) / 2.0;
             let allowed = (inner as f64 + 1.0) * unit_roundoff * magnitude + 1e-30;
             let value = actual.get(row, column);
-            // `!(a <= b)` so that a NaN (an element never written) fails.
-            if !((f64::from(value) - exact).abs() <= allowed) {
+            // A NaN (an element never written) compares false: it is never within.
+            let within = (f64::from(value) - exact).abs() <= allowed;
+            if !within {
                 return Err(ThroughputError::WrongResult {
                     strategy: self.strategy.to_string(),
                     rows,

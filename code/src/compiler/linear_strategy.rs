@@ -192,7 +192,7 @@ impl LinearStrategy {
 
     fn check_shape(&self, inner: usize, columns: usize) -> Result<(), LinearStrategyError> {
         if matches!(self, LinearStrategy::RegisterBlocked(_))
-            && (inner % 4 != 0 || columns % 4 != 0)
+            && (!inner.is_multiple_of(4) || !columns.is_multiple_of(4))
         {
             return Err(LinearStrategyError::NotMultiplesOfFour {
                 strategy: self.to_string(),
@@ -343,7 +343,7 @@ fn choose(
     inner: usize,
     columns: usize,
 ) -> Result<LinearStrategy, LinearStrategyError> {
-    if inner % 4 != 0 || columns % 4 != 0 {
+    if !inner.is_multiple_of(4) || !columns.is_multiple_of(4) {
         return FALLBACK_TILED_EDGES
             .into_iter()
             .map(|edge| LinearStrategy::Tiled { edge })
@@ -452,7 +452,7 @@ mod tests {
                         strategy.check_shape(inner, columns).is_ok(),
                         "{rows}×{inner}×{columns}: {strategy}"
                     );
-                    let takes_vec4 = inner % 4 == 0 && columns % 4 == 0;
+                    let takes_vec4 = inner.is_multiple_of(4) && columns.is_multiple_of(4);
                     assert_eq!(
                         matches!(strategy, LinearStrategy::RegisterBlocked(_)),
                         takes_vec4,

@@ -129,10 +129,12 @@ impl RegisterBlockedConfig {
             return breaks("every size must be positive");
         }
         // Every register and workgroup-memory access moves a vec4.
-        if sizes.iter().any(|size| size % 4 != 0) {
+        if sizes.iter().any(|size| !size.is_multiple_of(4)) {
             return breaks("every size must be a multiple of 4 (the kernel moves vec4s)");
         }
-        if self.tile_rows % self.thread_rows != 0 || self.tile_columns % self.thread_columns != 0 {
+        if !self.tile_rows.is_multiple_of(self.thread_rows)
+            || !self.tile_columns.is_multiple_of(self.thread_columns)
+        {
             return breaks("an invocation's block must divide the workgroup's tile");
         }
         if self.thread_rows * self.thread_columns > MAXIMUM_SUMS_PER_INVOCATION {
@@ -144,7 +146,8 @@ impl RegisterBlockedConfig {
         // Every invocation loads the same number of vec4s of each slice.
         let input_vectors = self.tile_rows * self.tile_inner / 4;
         let weight_vectors = self.tile_inner * self.tile_columns / 4;
-        if input_vectors % invocations != 0 || weight_vectors % invocations != 0 {
+        if !input_vectors.is_multiple_of(invocations) || !weight_vectors.is_multiple_of(invocations)
+        {
             return breaks(
                 "the vec4s of each slice must divide evenly among the invocations \
                  (make TILE_INNER larger or the invocations' blocks larger)",
