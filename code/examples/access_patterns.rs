@@ -55,11 +55,11 @@ fn main() -> Result<(), MemoryError> {
         );
     }
     println!(
-        "\nWhat to look for: the sequential column barely moves, because the prefetcher \
-         streams\nthe data in ahead of the loop. The chain column climbs by an order of \
-         magnitude each\ntime the array outgrows a cache level: that is the latency of \
-         L1, L2, L3 and DRAM.\nRandom but independent reads sit in between: the core \
-         overlaps many misses at once."
+        "\nWhat to look for: the sequential column grows least, because the prefetcher \
+         streams\nthe data in ahead of the loop. The chain column jumps each time the \
+         array outgrows a\ncache level: it measures the latency of L1, L2, L3 and DRAM. \
+         Random but independent\nreads sit in between: the core overlaps many of their \
+         misses."
     );
     Ok(())
 }
