@@ -8,10 +8,26 @@
 //!   up to a maximum level, into `book/<name>/` (see `syllabus.rs`).
 //! - `cargo xtask check [--book-dir book]`: check a built book's links, images and code
 //!   blocks (see `link_check.rs`).
+//! - `cargo xtask figures [--full] [--draw-only] [--only GLOB…]`: run the figure sweeps
+//!   and draw every `figures/data/*.csv` into `figures/<id>.svg` (see `figures.rs`).
+//! - `cargo xtask bench-report [-- options]`: the one-run benchmark report (see
+//!   `bench_report.rs`).
 //!
 //! The builds install the pinned mdBook tools on first use (see `tools.rs`).
 
+mod bench_report;
 mod book;
+// The figure CSV format and the `--only` patterns are defined once, in the crate; xtask
+// compiles those two std-only files rather than depending on `galaxy`, which would build
+// wgpu just to read a CSV file.
+#[path = "../../code/src/bench/figure.rs"]
+#[allow(dead_code)]
+mod figure;
+mod figure_colours;
+mod figure_drawing;
+mod figures;
+#[path = "../../code/src/bench/glob.rs"]
+mod glob;
 mod level_cut;
 mod link_check;
 mod selection;
@@ -59,6 +75,30 @@ enum Task {
         #[arg(long, default_value = "book")]
         book_dir: PathBuf,
     },
+    /// Run the figure sweeps (CSV into `figures/data/`) and draw every figure as SVG.
+    Figures {
+        /// The book's figures (about 15 minutes on two cores) instead of a quick look.
+        #[arg(long)]
+        full: bool,
+        /// Only draw the CSV files already in `figures/data/`.
+        #[arg(long)]
+        draw_only: bool,
+        /// Only the figures whose id matches one of these patterns (`*` and `?`).
+        #[arg(long, num_args = 1..)]
+        only: Vec<String>,
+        /// Leave out the figures that measure only the CPU.
+        #[arg(long)]
+        skip_cpu: bool,
+        /// Leave out the figures that need a GPU adapter.
+        #[arg(long)]
+        skip_gpu: bool,
+    },
+    /// Every execution mode and linear kernel in one run, as one table (options after `--`).
+    BenchReport {
+        /// Passed to the `bench_report` binary (`cargo xtask bench-report -- --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        arguments: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -69,6 +109,20 @@ fn main() -> ExitCode {
         Task::InstallTools => tools::BookTools::ensure_installed().map(|_| ()),
         Task::Syllabus { file } => syllabus_build::build(&file),
         Task::Check { book_dir } => link_check::run(&book_dir),
+        Task::Figures {
+            full,
+            draw_only,
+            only,
+            skip_cpu,
+            skip_gpu,
+        } => figures::run(&figures::FigureOptions {
+            full,
+            draw_only,
+            only,
+            skip_cpu,
+            skip_gpu,
+        }),
+        Task::BenchReport { arguments } => bench_report::run(&arguments),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,11 +1,20 @@
 //! Measurement helpers shared by the criterion benches and the figure sweeps.
 //!
 //! - [`figure`]: the data behind one figure (named series of points) and its CSV form.
+//! - [`glob`]: choosing figures by name with `*` and `?`.
+//! - [`hardware`]: the line naming the CPU and GPU that every figure and report carries.
+//! - [`sweeps`]: the measurements behind the figures (`sweep` binary, `cargo xtask figures`).
+//! - [`report`]: the one-run benchmark report (`bench_report` binary).
 //! - [`linear_throughput`]: GFLOP/s of one GPU linear kernel on one shape, checked first.
 //! - [`gpu_peak`]: the device's fp32 rate, measured with `shaders/peak_fma.wgsl`.
 
 pub mod figure;
+pub mod glob;
 pub mod gpu_peak;
+pub mod hardware;
 pub mod linear_throughput;
+pub mod report;
+pub mod sweeps;
 
 pub use figure::{Axis, Figure, FigureError, Point, Series};
+pub use hardware::hardware_description;

@@ -1,0 +1,233 @@
+//! Every execution mode on the standard workload, by size and by depth.
+//!
+//! One point is one mode running `random_mlp(size, depth, SEED)` on its input: prepared
+//! once (not timed), then timed run after run, each run uploading the input, computing
+//! every layer and reading the output back. The graph-loop modes record several runs into
+//! one submission when a sample holds several runs; the time is still per run.
+
+use crate::bench::figure::{Figure, Point};
+use crate::bench::sweeps::timing::{Budget, Measurement, SeriesLimit, measure};
+use crate::bench::sweeps::{Progress, SweepError, SweepSettings, milliseconds};
+use crate::gpu::GpuContext;
+use crate::graph::{Workload, random_mlp};
+use crate::runner::ExecutionMode;
+
+/// The sizes of the size sweep.
+pub const SIZES: [usize; 9] = [4, 8, 16, 32, 64, 128, 256, 512, 1024];
+/// The depth of the size sweep.
+pub const SIZE_SWEEP_DEPTH: usize = 64;
+/// The depths of the depth sweep.
+pub const DEPTHS: [usize; 6] = [4, 8, 16, 32, 64, 128];
+/// The size of the depth sweep.
+pub const DEPTH_SWEEP_SIZE: usize = 256;
+/// The seed of every workload the sweeps and the report run.
+pub const SEED: u64 = 2026;
+
+const Y_AXIS: (&str, bool) = ("time per run (ms), upload and readback included", true);
+
+/// `modes-by-size-…`: time per run against size, at a fixed depth.
+pub fn modes_by_size(
+    id: String,
+    sizes: &[usize],
+    depth: usize,
+    settings: &SweepSettings,
+    context: &GpuContext,
+    progress: &mut dyn Progress,
+) -> Result<Figure, SweepError> {
+    let figure = settings.figure(
+        id,
+        &format!("Execution modes on the standard workload by size (depth {depth})"),
+        ("size (input rows = layer width)", true),
+        Y_AXIS,
+        Some(context),
+    );
+    let points = sizes.iter().map(|&size| (size as f64, size, depth));
+    sweep_modes(figure, points, settings, context, progress)
+}
+
+/// `modes-by-depth-…`: time per run against depth, at a fixed size.
+pub fn modes_by_depth(
+    id: String,
+    size: usize,
+    depths: &[usize],
+    settings: &SweepSettings,
+    context: &GpuContext,
+    progress: &mut dyn Progress,
+) -> Result<Figure, SweepError> {
+    let figure = settings.figure(
+        id,
+        &format!("Execution modes on the standard workload by depth (size {size})"),
+        ("depth (linear layers)", true),
+        Y_AXIS,
+        Some(context),
+    );
+    let points = depths.iter().map(|&depth| (depth as f64, size, depth));
+    sweep_modes(figure, points, settings, context, progress)
+}
+
+/// Measures every mode at every `(x, size, depth)`, stopping each mode's series when the
+/// budget says so.
+fn sweep_modes(
+    mut figure: Figure,
+    points: impl ExactSizeIterator<Item = (f64, usize, usize)>,
+    settings: &SweepSettings,
+    context: &GpuContext,
+    progress: &mut dyn Progress,
+) -> Result<Figure, SweepError> {
+    let modes = ExecutionMode::ALL;
+    progress.begin(&figure.id, points.len() * modes.len());
+    let mut limits = vec![SeriesLimit::default(); modes.len()];
+    for (x, size, depth) in points {
+        // Generating the workload costs time and memory at large sizes: only do it when
+        // some mode still wants the point.
+        let wanted = |limit: &SeriesLimit| limit.allows_next(&settings.budget);
+        let workload = if limits.iter().any(wanted) {
+            Some(random_mlp(size, depth, SEED)?)
+        } else {
+            None
+        };
+        for (mode, limit) in modes.iter().zip(&mut limits) {
+            let label = format!("{mode:?}, size {size}, depth {depth}");
+            if let Some(workload) = workload.as_ref().filter(|_| wanted(limit)) {
+                let measurement = time_mode(*mode, workload, Some(context), &settings.budget)?;
+                limit.record(&measurement);
+                figure.push(
+                    &format!("{mode:?}"),
+                    Point {
+                        x,
+                        y: milliseconds(measurement.seconds_per_run),
+                    },
+                );
+            }
+            progress.advance(&label);
+        }
+    }
+    Ok(figure)
+}
+
+// ANCHOR: time_mode
+/// Prepares `workload` for `mode` (not timed) and measures one run: upload, compute,
+/// readback. Every output is checked to be finite, so a broken mode cannot look fast.
+pub fn time_mode(
+    mode: ExecutionMode,
+    workload: &Workload,
+    context: Option<&GpuContext>,
+    budget: &Budget,
+) -> Result<Measurement, SweepError> {
+    let what = || {
+        let (rows, columns) = workload.input.shape();
+        format!("{mode:?} on the standard workload with a {rows}×{columns} input")
+    };
+    let run_error = |source| SweepError::Run {
+        what: what(),
+        source: Box::new(source),
+    };
+    let mut execution = mode.prepare(&workload.graph, context).map_err(run_error)?;
+    measure(budget, |runs| {
+        let outputs = execution.run(&workload.input, runs).map_err(run_error)?;
+        if outputs
+            .iter()
+            .any(|output| output.as_slice().iter().any(|value| !value.is_finite()))
+        {
+            return Err(SweepError::NotFinite { what: what() });
+        }
+        Ok(())
+    })
+}
+// ANCHOR_END: time_mode
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::sweeps::Silent;
+
+    /// The smallest budget that still measures: these tests check the plumbing, not the
+    /// numbers.
+    fn tiny_settings() -> SweepSettings {
+        SweepSettings {
+            budget: Budget {
+                seconds_per_run: 60.0,
+                seconds_per_point: 0.0,
+                minimum_sample_seconds: 0.0,
+                minimum_samples: 1,
+                maximum_samples: 1,
+            },
+            command: "cargo test".to_string(),
+            full: false,
+        }
+    }
+
+    #[test]
+    fn a_tiny_size_sweep_gives_every_mode_a_finite_positive_time() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let figure = modes_by_size(
+            "modes-by-size-test".to_string(),
+            &[4, 8],
+            2,
+            &tiny_settings(),
+            context,
+            &mut Silent,
+        )
+        .unwrap();
+        let names: Vec<String> = figure.series.iter().map(|s| s.name.clone()).collect();
+        let expected: Vec<String> = ExecutionMode::ALL
+            .iter()
+            .map(|mode| format!("{mode:?}"))
+            .collect();
+        assert_eq!(names, expected);
+        for series in &figure.series {
+            let xs: Vec<f64> = series.points.iter().map(|point| point.x).collect();
+            assert_eq!(xs, [4.0, 8.0], "{}", series.name);
+            for point in &series.points {
+                assert!(
+                    point.y.is_finite() && point.y > 0.0,
+                    "{}: {point:?}",
+                    series.name
+                );
+            }
+        }
+        assert!(figure.hardware.contains("GPU"), "{}", figure.hardware);
+    }
+
+    #[test]
+    fn a_tiny_depth_sweep_puts_depths_on_the_x_axis() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let settings = tiny_settings();
+        let figure = modes_by_depth(
+            "modes-by-depth-test".to_string(),
+            3,
+            &[1, 2],
+            &settings,
+            context,
+            &mut Silent,
+        )
+        .unwrap();
+        assert_eq!(figure.series.len(), ExecutionMode::ALL.len());
+        assert!(figure.series.iter().all(|series| series.points.len() == 2));
+        assert_eq!(figure.series[0].points[1].x, 2.0);
+    }
+
+    #[test]
+    fn a_series_over_budget_ends_early() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        // A budget no run can meet: every mode gets exactly one point, then stops.
+        let settings = SweepSettings {
+            budget: Budget {
+                seconds_per_run: 0.0,
+                ..tiny_settings().budget
+            },
+            command: "cargo test".to_string(),
+            full: false,
+        };
+        let figure = modes_by_size(
+            "over-budget".to_string(),
+            &[2, 3],
+            1,
+            &settings,
+            context,
+            &mut Silent,
+        )
+        .unwrap();
+        assert!(figure.series.iter().all(|series| series.points.len() == 1));
+    }
+}

@@ -1,0 +1,135 @@
+//! `bench_report`: one run, one table: every execution mode on the standard workload, the
+//! GPU linear kernels, the CPU linear variants, naming the CPU and the GPU at the top.
+//!
+//! ```text
+//! cargo run --release -p galaxy --bin bench_report -- [--size 256] [--depth 64] [--samples 10]
+//!     [--skip-uncached] [--skip-cpu] [--skip-gpu] [--sizes 1024,2048,4096] [--cpu-size 1024]
+//!     [--out report.md]
+//! ```
+//!
+//! The measurements live in `galaxy::bench::report`; this file reads the options, shows
+//! progress, prints the table and writes it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use galaxy::bench::report::{ReportOptions, run_report};
+use galaxy::bench::sweeps::Progress;
+use galaxy::gpu::GpuContext;
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(
+    about = "Measure every execution mode and the linear kernels in one run and print one table"
+)]
+struct Arguments {
+    /// Size of the standard workload (input rows = layer width).
+    #[arg(long, default_value_t = 256)]
+    size: usize,
+    /// Depth of the standard workload (linear layers).
+    #[arg(long, default_value_t = 64)]
+    depth: usize,
+    /// The median is taken over this many samples.
+    #[arg(long, default_value_t = 10)]
+    samples: usize,
+    /// Runs shorter than this many milliseconds are grouped into one sample.
+    #[arg(long, default_value_t = 20.0)]
+    minimum_sample_ms: f64,
+    /// Leave out the modes that compile every shader on every run (slow on lavapipe).
+    #[arg(long)]
+    skip_uncached: bool,
+    /// Leave out the CPU linear variants.
+    #[arg(long)]
+    skip_cpu: bool,
+    /// Measure the CPU only (no GPU adapter needed).
+    #[arg(long)]
+    skip_gpu: bool,
+    /// Matrix sizes of the GPU linear kernels, comma-separated; `--sizes` alone skips them.
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "1024,2048,4096")]
+    sizes: Vec<usize>,
+    /// Matrix size of the CPU linear variants.
+    #[arg(long, default_value_t = 1024)]
+    cpu_size: usize,
+    /// Also write the report, as Markdown, into this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let arguments = Arguments::parse();
+    match run(arguments) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(arguments: Arguments) -> Result<(), String> {
+    if arguments.size == 0 || arguments.depth == 0 || arguments.samples == 0 {
+        return Err("--size, --depth and --samples must be at least 1".to_string());
+    }
+    if arguments.sizes.contains(&0) || arguments.cpu_size == 0 {
+        return Err("matrix sizes must be at least 1".to_string());
+    }
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let options = ReportOptions {
+        size: arguments.size,
+        depth: arguments.depth,
+        samples: arguments.samples,
+        minimum_sample_seconds: arguments.minimum_sample_ms / 1e3,
+        skip_uncached: arguments.skip_uncached,
+        skip_cpu: arguments.skip_cpu,
+        gpu_linear_sizes: arguments.sizes,
+        cpu_linear_size: arguments.cpu_size,
+        command: format!("bench_report {}", words.join(" "))
+            .trim_end()
+            .to_string(),
+    };
+    let context = if arguments.skip_gpu {
+        None
+    } else {
+        Some(
+            GpuContext::shared()
+                .map_err(|error| format!("{error}\n(pass --skip-gpu to measure the CPU only)"))?,
+        )
+    };
+    let mut bar = Bar(None);
+    let report = run_report(&options, context, &mut bar).map_err(|error| error.to_string())?;
+    if let Some(bar) = &bar.0 {
+        bar.finish_and_clear();
+    }
+    let markdown = report.to_markdown();
+    println!("{markdown}");
+    if let Some(path) = &arguments.out {
+        std::fs::write(path, &markdown).map_err(|error| format!("{}: {error}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// An indicatif progress bar (drawn only when standard error is a terminal).
+struct Bar(Option<ProgressBar>);
+
+impl Progress for Bar {
+    fn begin(&mut self, figure: &str, points: usize) {
+        let bar = ProgressBar::new(points as u64);
+        let style = ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}",
+        )
+        .expect("the template is valid");
+        bar.set_style(style);
+        bar.set_prefix(figure.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+        self.0 = Some(bar);
+    }
+
+    fn advance(&mut self, point: &str) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(point.to_string());
+            bar.inc(1);
+        }
+    }
+}
