@@ -12,11 +12,14 @@
 //!   and draw every `figures/data/*.csv` into `figures/<id>.svg` (see `figures.rs`).
 //! - `cargo xtask bench-report [-- options]`: the one-run benchmark report (see
 //!   `bench_report.rs`).
+//! - `cargo xtask exercise NAME [--start | --file PATH]`, `cargo xtask exercise --list`:
+//!   start, check and list the exercises (see `exercise.rs`).
 //!
 //! The builds install the pinned mdBook tools on first use (see `tools.rs`).
 
 mod bench_report;
 mod book;
+mod exercise;
 // The figure CSV format and the `--only` patterns are defined once, in the crate; xtask
 // compiles those two std-only files rather than depending on `galaxy`, which would build
 // wgpu just to read a CSV file.
@@ -99,6 +102,27 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         arguments: Vec<String>,
     },
+    /// Start, check or list the exercises: `exercise NAME --start`, `exercise NAME`,
+    /// `exercise --list`.
+    Exercise {
+        /// The exercise, such as `vector-add`.
+        name: Option<String>,
+        /// List every exercise with its level, title and status.
+        #[arg(long)]
+        list: bool,
+        /// Copy the starter files to your own work files (never overwrites them).
+        #[arg(long)]
+        start: bool,
+        /// Check this WGSL file instead of your work file (grading a hand-in).
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Check the reference solution.
+        #[arg(long)]
+        solution: bool,
+        /// Check the untouched starter.
+        #[arg(long)]
+        starter: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -109,6 +133,21 @@ fn main() -> ExitCode {
         Task::InstallTools => tools::BookTools::ensure_installed().map(|_| ()),
         Task::Syllabus { file } => syllabus_build::build(&file),
         Task::Check { book_dir } => link_check::run(&book_dir),
+        Task::Exercise {
+            name,
+            list,
+            start,
+            file,
+            solution,
+            starter,
+        } => exercise::run(&exercise::ExerciseOptions {
+            name,
+            list,
+            start,
+            file,
+            solution,
+            starter,
+        }),
         Task::Figures {
             full,
             draw_only,

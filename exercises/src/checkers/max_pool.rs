@@ -1,0 +1,255 @@
+//! Exercise: max pooling at every level. The CPU level (Rust) is compared with the
+//! checker's own reference; the GPU level (WGSL) runs in immediate mode, one dispatch
+//! per case; the graph level puts the student's shape function and binding function
+//! into a step graph `linear → max pool → ReLU` that runs in one submission.
+
+use galaxy::gpu::record::BoundDispatch;
+use galaxy::gpu::{GpuContext, GpuError, GpuTensor};
+use galaxy::{ShapeError, Tensor2d, Tolerance};
+
+use crate::checkers::common::{KernelUnderTest, context};
+use crate::checkers::every_level::{GraphCase, expect_error, graph_level_part, run_cpu_level};
+use crate::checkers::matmul::tensor_of;
+use crate::kernel_run::{BufferData, to_floats};
+use crate::report::{PartReport, Verdict, compare};
+use crate::rust_exercises::max_pool as code;
+use crate::shader::{BindingSpec, Element};
+use crate::step_graph::Step;
+use crate::submission::{Submission, Variant};
+
+pub const BINDINGS: [BindingSpec; 3] = [
+    BindingSpec::read(0, "input", Element::F32),
+    BindingSpec::read_write(1, "output", Element::F32),
+    BindingSpec::uniform(2, "dimensions"),
+];
+
+/// (rows, columns, window): a single element, exact fits, leftover rows and columns,
+/// windows as large as the input, and outputs larger than one 8 × 8 workgroup.
+pub const CASES: [(usize, usize, usize); 8] = [
+    (1, 1, 1),
+    (4, 4, 2),
+    (7, 9, 2),
+    (9, 7, 3),
+    (5, 3, 3),
+    (33, 20, 5),
+    (64, 64, 4),
+    (150, 90, 2),
+];
+
+/// (rows, columns, window) that must be shape errors.
+pub const BAD_WINDOWS: [(usize, usize, usize); 3] = [(4, 4, 0), (4, 4, 5), (2, 10, 3)];
+
+/// Max pooling moves values; it computes nothing, so the result is exact.
+const EXACT: Tolerance = Tolerance::EXACT;
+
+/// `max_pool(input, window)`.
+pub type MaxPoolFunction = fn(&Tensor2d, usize) -> Result<Tensor2d, ShapeError>;
+/// `max_pool_output_shape(input shape, window)`.
+pub type OutputShapeFunction = fn((usize, usize), usize) -> Result<(usize, usize), ShapeError>;
+/// `bind_max_pool(context, pipeline, input, output, window)`.
+pub type BindFunction = fn(
+    &GpuContext,
+    &wgpu::ComputePipeline,
+    &GpuTensor,
+    &GpuTensor,
+    usize,
+) -> Result<BoundDispatch, GpuError>;
+
+/// The student's functions, from whichever module the check is for.
+#[derive(Clone, Copy)]
+pub struct MaxPoolCode {
+    pub max_pool: MaxPoolFunction,
+    pub output_shape: OutputShapeFunction,
+    pub bind: BindFunction,
+}
+
+impl MaxPoolCode {
+    pub fn of(variant: Variant) -> MaxPoolCode {
+        match variant {
+            Variant::Student => MaxPoolCode {
+                max_pool: code::student::max_pool,
+                output_shape: code::student::max_pool_output_shape,
+                bind: code::student::bind_max_pool,
+            },
+            Variant::Starter => MaxPoolCode {
+                max_pool: code::starter::max_pool,
+                output_shape: code::starter::max_pool_output_shape,
+                bind: code::starter::bind_max_pool,
+            },
+            Variant::Solution => MaxPoolCode {
+                max_pool: code::solution::max_pool,
+                output_shape: code::solution::max_pool_output_shape,
+                bind: code::solution::bind_max_pool,
+            },
+        }
+    }
+}
+
+/// The checker's own reference.
+pub fn reference(input: &Tensor2d, window: usize) -> Tensor2d {
+    let (rows, columns) = (input.rows() / window, input.columns() / window);
+    let mut output = Tensor2d::zeros(rows, columns);
+    for row in 0..rows {
+        for column in 0..columns {
+            let largest = (0..window * window)
+                .map(|offset| {
+                    input.get(
+                        row * window + offset / window,
+                        column * window + offset % window,
+                    )
+                })
+                .fold(f32::NEG_INFINITY, f32::max);
+            output.set(row, column, largest);
+        }
+    }
+    output
+}
+
+pub fn check(submission: &Submission) -> Vec<PartReport> {
+    let code = MaxPoolCode::of(submission.rust);
+    let wgsl = submission
+        .wgsl
+        .as_deref()
+        .expect("max pooling has a WGSL part");
+    vec![
+        cpu_level(code),
+        gpu_level(wgsl),
+        graph_level_part(wgsl, &BINDINGS, &graph_cases(code)),
+    ]
+}
+
+fn input_for(rows: usize, columns: usize, seed: u64) -> Tensor2d {
+    Tensor2d::random(rows, columns, -1.0..=1.0, 500 + seed)
+}
+
+fn cpu_level(code: MaxPoolCode) -> PartReport {
+    let mut part = PartReport::new("CPU level");
+    for (seed, &(rows, columns, window)) in CASES.iter().enumerate() {
+        let input = input_for(rows, columns, seed as u64);
+        let verdict = run_cpu_level(
+            || (code.max_pool)(&input, window),
+            &reference(&input, window),
+            EXACT,
+        );
+        part.push(format!("{rows}×{columns}, window {window}"), verdict);
+    }
+    for &(rows, columns, window) in &BAD_WINDOWS {
+        let input = Tensor2d::zeros(rows, columns);
+        part.push(
+            format!("{rows}×{columns}, window {window}"),
+            expect_error("max_pool", || (code.max_pool)(&input, window)),
+        );
+        part.push(
+            format!("output shape of {rows}×{columns}, window {window}"),
+            expect_error("max_pool_output_shape", || {
+                (code.output_shape)((rows, columns), window)
+            }),
+        );
+    }
+    part
+}
+
+fn gpu_level(wgsl: &std::path::Path) -> PartReport {
+    let part_name = "GPU level (immediate)";
+    let loaded = context().and_then(|context| {
+        KernelUnderTest::load(context, wgsl, &BINDINGS).map(|kernel| (context, kernel))
+    });
+    let (context, kernel) = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => return PartReport::failed_before_running(part_name, error),
+    };
+    let mut part = PartReport::new(part_name);
+    for (seed, &(rows, columns, window)) in CASES.iter().enumerate() {
+        let input = input_for(rows, columns, seed as u64);
+        let expected = reference(&input, window);
+        let (output_rows, output_columns) = expected.shape();
+        let data = [
+            BufferData::floats(input.as_slice()),
+            BufferData::poisoned_floats(expected.len()),
+            BufferData::uniform(&[
+                rows as u32,
+                columns as u32,
+                output_rows as u32,
+                output_columns as u32,
+                window as u32,
+            ]),
+        ];
+        let grid = kernel.grid_over(output_rows, output_columns);
+        let verdict = match kernel.run(context, &data, grid) {
+            Ok(outputs) => compare(
+                &tensor_of(&to_floats(&outputs[0]), output_rows, output_columns),
+                &expected,
+                EXACT,
+            ),
+            Err(error) => Verdict::Error(error.to_string()),
+        };
+        part.push(format!("{rows}×{columns}, window {window}"), verdict);
+    }
+    part
+}
+
+/// The student's max pooling as a step of the graph.
+struct MaxPoolStep {
+    code: MaxPoolCode,
+    window: usize,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl Step for MaxPoolStep {
+    fn name(&self) -> String {
+        format!("max_pool, window {}", self.window)
+    }
+
+    fn output_shape(&self, input: (usize, usize)) -> Result<(usize, usize), ShapeError> {
+        (self.code.output_shape)(input, self.window)
+    }
+
+    fn bind(
+        &self,
+        context: &GpuContext,
+        input: &GpuTensor,
+        output: &GpuTensor,
+    ) -> Result<BoundDispatch, GpuError> {
+        (self.code.bind)(context, &self.pipeline, input, output, self.window)
+    }
+}
+
+/// The graph level runs `input → linear (columns × columns) → max pool → ReLU`; the
+/// linear layer in front makes the pooled tensor one the graph computed, not the input.
+fn graph_cases(code: MaxPoolCode) -> Vec<GraphCase> {
+    let mut cases: Vec<GraphCase> = CASES
+        .iter()
+        .enumerate()
+        .map(|(seed, &(rows, columns, window))| {
+            GraphCase::new(
+                format!("{rows}×{columns}, window {window}"),
+                input_for(rows, columns, seed as u64),
+                700 + seed as u64,
+                move |pipeline| {
+                    Box::new(MaxPoolStep {
+                        code,
+                        window,
+                        pipeline,
+                    })
+                },
+                move |pooled_input| Some(reference(pooled_input, window)),
+            )
+        })
+        .collect();
+    for &(rows, columns, window) in &BAD_WINDOWS {
+        cases.push(GraphCase::new(
+            format!("{rows}×{columns}, window {window}"),
+            Tensor2d::zeros(rows, columns),
+            0,
+            move |pipeline| {
+                Box::new(MaxPoolStep {
+                    code,
+                    window,
+                    pipeline,
+                })
+            },
+            |_| None,
+        ));
+    }
+    cases
+}
