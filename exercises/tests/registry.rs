@@ -257,3 +257,23 @@ fn a_missing_file_is_an_error_not_a_panic() {
         "{report}"
     );
 }
+
+#[test]
+fn a_uniform_struct_larger_than_the_exercise_provides_is_an_error_not_a_panic() {
+    // A 48-byte struct where the checker provides 4 bytes (padded to 16): wgpu rejects the
+    // binding, and the report says so instead of the process panicking.
+    let path = broken_copy(
+        "vector-add",
+        "    element_count: u32,\n}",
+        "    element_count: u32,\n    extra: vec4<u32>,\n    more: vec4<u32>,\n}",
+        "large_uniform.wgsl",
+    );
+    let report = find("vector-add")
+        .unwrap()
+        .check_student(Some(path.clone()));
+    assert!(!report.passed());
+    let text = report.to_string();
+    assert!(text.contains("wgpu rejected the run"), "{text}");
+    assert!(text.contains("binding index 3"), "{text}");
+    let _ = std::fs::remove_file(path);
+}
