@@ -12,33 +12,48 @@ use std::time::Instant;
 
 use galaxy::memory::pages::{PAGE_SIZE, touch_every_page};
 
+/// Each measurement allocates a fresh buffer, so it can only be timed once; the table
+/// shows the median of this many buffers.
+const REPETITIONS: usize = 7;
+
 fn main() {
-    println!("Time per {PAGE_SIZE}-byte page (ns)\n");
+    println!("Time per {PAGE_SIZE}-byte page (ns), median of {REPETITIONS} fresh buffers\n");
     println!(
         "{:>10} {:>12} {:>12}",
         "buffer", "first touch", "second touch"
     );
-    for mebibytes in [1, 16, 256] {
-        let bytes = mebibytes << 20;
-        // Fresh, zeroed memory: for a large buffer the allocator asks the operating
-        // system for new pages, which it only provides when each page is first written.
-        let mut buffer = vec![0_u8; bytes];
-        let first = time_per_page(&mut buffer);
-        let second = time_per_page(&mut buffer);
-        println!("{mebibytes:>6} MiB {first:>12.0} {second:>12.0}");
+    // Buffers above 32 MiB: glibc's allocator takes each one fresh from the operating
+    // system and gives it back when it is freed, so every buffer starts unmapped.
+    for mebibytes in [64, 256] {
+        let mut first = Vec::new();
+        let mut second = Vec::new();
+        for _ in 0..REPETITIONS {
+            let mut buffer = vec![0_u8; mebibytes << 20];
+            first.push(time_per_page(&mut buffer));
+            second.push(time_per_page(&mut buffer));
+        }
+        println!(
+            "{mebibytes:>6} MiB {:>12.0} {:>12.0}",
+            median(&mut first),
+            median(&mut second)
+        );
     }
     println!(
         "\nWhat to look for: the first touch costs a trap into the kernel, which finds a \
-         physical\npage, zeroes it and maps it; the second touch is an ordinary store. \
-         (A 1 MiB buffer may\ncome from memory the allocator already had, and then both \
-         passes are cheap.)"
+         physical\npage, zeroes it and maps it; the second touch is an ordinary store, \
+         though one that\nmisses the caches and the TLB, since it is the only one on its \
+         page."
     );
 }
 
-/// One pass of `touch_every_page`, timed once: a second timing of the first pass is
-/// impossible, because after it the pages are no longer fresh.
+/// One pass of `touch_every_page` over `buffer`, in nanoseconds per page.
 fn time_per_page(buffer: &mut [u8]) -> f64 {
     let start = Instant::now();
     let pages = touch_every_page(black_box(buffer));
     start.elapsed().as_secs_f64() * 1e9 / pages as f64
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }

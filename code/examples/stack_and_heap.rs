@@ -100,8 +100,8 @@ fn main() -> Result<(), MemoryError> {
         copy / 1000.0
     );
     println!(
-        "\nWhat to look for: a heap allocation per row costs tens of nanoseconds, which \
-         only\nmatters when the work per row is small. Pushing is cheap on average even \
+        "\nWhat to look for: a heap allocation per row costs around ten nanoseconds, \
+         which only\nmatters when the work per row is small. Pushing is cheap on average even \
          without a\nreserved capacity. A list walk is a chain of dependent loads, slow as \
          soon as the nodes\nare scattered. Sharing through Rc copies a pointer; cloning \
          copies every byte."

@@ -54,11 +54,11 @@ fn main() -> Result<(), MemoryError> {
         );
     }
     println!(
-        "\nWhat to look for: small matrices transpose at nearly the speed of a copy, since \
-         every\nline stays in cache. Once the matrix outgrows L2, one side of the row-by-row \
-         versions\nmisses on every element, and tiles recover most of the loss. Sizes that \
-         are a power\nof two are much worse than their neighbours: their rows map to the \
-         same cache sets."
+        "\nWhat to look for: small matrices transpose at a steady speed, since every line \
+         stays in\ncache. Once the matrix outgrows L2, one side of the row-by-row versions \
+         misses on every\nelement; tiles win back a good part of that, though not all. \
+         Sizes that are a power of\ntwo are much worse than their neighbours: their rows \
+         map to the same cache sets."
     );
     Ok(())
 }
