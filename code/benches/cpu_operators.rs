@@ -8,13 +8,21 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use galaxy::Tensor2d;
 use galaxy::cpu::*;
 
 /// The linear layers multiply `LINEAR_SIZE × LINEAR_SIZE` matrices: 16.8 million
 /// multiply-adds, and 256 KiB per matrix, which no longer fits in L1 but does fit in L2.
 const LINEAR_SIZE: usize = 256;
+
+/// The size of the large comparison: 1024³ is 2.1 GFLOP, and each matrix is 4 MiB, as
+/// large as a whole L2 cache, so the blocking of the fast variants has something to do.
+const LARGE_LINEAR_SIZE: usize = 1024;
+
+/// `cargo test` runs every benchmark once, unoptimised; at 1024³ the slow variants would
+/// take seconds there, so that quick check uses this size instead.
+const LARGE_LINEAR_SIZE_WHEN_TESTING: usize = 128;
 
 /// The element-wise operators run on a `ELEMENTWISE_SIZE²` tensor: 4 MiB, larger than L2,
 /// so they measure memory traffic rather than arithmetic.
@@ -69,6 +77,17 @@ fn linear_variants(criterion: &mut Criterion) {
         bencher.iter(|| linear_blocked(black_box(&input), black_box(&weights), black_box(&bias)))
     });
     group.bench_function(
+        BenchmarkId::new("register_blocked", LINEAR_SIZE),
+        |bencher| {
+            bencher.iter(|| {
+                linear_register_blocked(black_box(&input), black_box(&weights), black_box(&bias))
+            })
+        },
+    );
+    group.bench_function(BenchmarkId::new("parallel", LINEAR_SIZE), |bencher| {
+        bencher.iter(|| linear_parallel(black_box(&input), black_box(&weights), black_box(&bias)))
+    });
+    group.bench_function(
         BenchmarkId::new("into_preallocated", LINEAR_SIZE),
         |bencher| {
             bencher.iter(|| {
@@ -81,6 +100,106 @@ fn linear_variants(criterion: &mut Criterion) {
             })
         },
     );
+    group.finish();
+}
+
+/// `x · W + b` with the `matrixmultiply` crate: the bias copied into every output row,
+/// then `sgemm` adds `x · W` to it (`β = 1`). Single-threaded, the crate's default; it
+/// picks its own AVX2 or AVX-512 kernel at run time.
+fn linear_matrixmultiply(
+    input: &Tensor2d,
+    weights: &Tensor2d,
+    bias: &Tensor2d,
+    output: &mut Tensor2d,
+) {
+    let (rows, inner_size, outputs) = (input.rows(), input.columns(), weights.columns());
+    assert_eq!(weights.rows(), inner_size);
+    assert_eq!(output.shape(), (rows, outputs));
+    for row in 0..rows {
+        output.row_mut(row).copy_from_slice(bias.as_slice());
+    }
+    // Row-major strides: one row apart is `columns` floats, one column apart is one.
+    let stride = |columns: usize| columns as isize;
+    // SAFETY: the pointers come from tensors of exactly the shapes passed (checked
+    // above), the strides describe their row-major layout, and `output` is borrowed
+    // mutably, so it aliases neither input.
+    unsafe {
+        matrixmultiply::sgemm(
+            rows,
+            inner_size,
+            outputs,
+            1.0,
+            input.as_slice().as_ptr(),
+            stride(inner_size),
+            1,
+            weights.as_slice().as_ptr(),
+            stride(outputs),
+            1,
+            1.0,
+            output.as_mut_slice().as_mut_ptr(),
+            stride(outputs),
+            1,
+        );
+    }
+}
+
+/// The fast variants against the best simple ones and against `matrixmultiply`, on a
+/// layer large enough for the blocking to matter. Criterion reports elements per second
+/// with 2·n³ "elements", that is floating-point operations (a multiply-add is two), so
+/// its rates read as FLOP/s.
+fn large_linear_variants(criterion: &mut Criterion) {
+    let benchmarking = std::env::args().any(|argument| argument == "--bench");
+    let size = if benchmarking {
+        LARGE_LINEAR_SIZE
+    } else {
+        LARGE_LINEAR_SIZE_WHEN_TESTING
+    };
+    // Which build of the micro-kernel ran (set GALAXY_CPU_KERNEL to compare them).
+    eprintln!(
+        "register-blocked micro-kernel: {}",
+        galaxy::cpu::linear_register_blocked::micro_kernel_in_use()
+    );
+    let mut group = criterion.benchmark_group("cpu_linear_large");
+    group.throughput(Throughput::Elements(2 * (size as u64).pow(3)));
+    let (input, weights, bias) = linear_operands(size);
+    let mut output = Tensor2d::zeros(size, size);
+
+    group.bench_function(BenchmarkId::new("register_blocked", size), |bencher| {
+        bencher.iter(|| {
+            linear_register_blocked_into(
+                black_box(&input),
+                black_box(&weights),
+                black_box(&bias),
+                black_box(&mut output),
+            )
+        })
+    });
+    group.bench_function(BenchmarkId::new("parallel", size), |bencher| {
+        bencher.iter(|| {
+            linear_parallel_into(
+                black_box(&input),
+                black_box(&weights),
+                black_box(&bias),
+                black_box(&mut output),
+            )
+        })
+    });
+    group.bench_function(BenchmarkId::new("matrixmultiply", size), |bencher| {
+        bencher.iter(|| {
+            linear_matrixmultiply(
+                black_box(&input),
+                black_box(&weights),
+                black_box(&bias),
+                black_box(&mut output),
+            )
+        })
+    });
+    group.bench_function(BenchmarkId::new("blocked", size), |bencher| {
+        bencher.iter(|| linear_blocked(black_box(&input), black_box(&weights), black_box(&bias)))
+    });
+    group.bench_function(BenchmarkId::new("loop_order", size), |bencher| {
+        bencher.iter(|| linear_loop_order(black_box(&input), black_box(&weights), black_box(&bias)))
+    });
     group.finish();
 }
 
@@ -150,9 +269,9 @@ fn reduction_variants(criterion: &mut Criterion) {
     group.finish();
 }
 
-/// Fused against unfused. The unfused chains use the same loop order as the fused
-/// operators and work in place, so the only difference left is the extra passes over
-/// the output.
+/// Fused against unfused. The unfused chains use the same kernel as the fused operators
+/// (`linear_parallel`: register-blocked, on every core) and work in place, so the only
+/// difference left is the extra passes over the output.
 fn fusion_variants(criterion: &mut Criterion) {
     let mut group = criterion.benchmark_group("cpu_fused");
     let (input, weights, bias) = linear_operands(LINEAR_SIZE);
@@ -162,7 +281,7 @@ fn fusion_variants(criterion: &mut Criterion) {
         |bencher| {
             bencher.iter(|| {
                 let mut output =
-                    linear_loop_order(black_box(&input), black_box(&weights), black_box(&bias))?;
+                    linear_parallel(black_box(&input), black_box(&weights), black_box(&bias))?;
                 relu_in_place(&mut output);
                 Ok::<_, galaxy::ShapeError>(output)
             })
@@ -181,7 +300,7 @@ fn fusion_variants(criterion: &mut Criterion) {
         |bencher| {
             bencher.iter(|| {
                 let mut output =
-                    linear_loop_order(black_box(&input), black_box(&weights), black_box(&bias))?;
+                    linear_parallel(black_box(&input), black_box(&weights), black_box(&bias))?;
                 relu_in_place(&mut output);
                 softmax_in_place(&mut output)?;
                 Ok::<_, galaxy::ShapeError>(output)
@@ -211,7 +330,7 @@ fn quick_configuration() -> Criterion {
 criterion_group! {
     name = cpu_operators;
     config = quick_configuration();
-    targets = linear_variants, relu_variants, softmax_variants, reduction_variants,
-        fusion_variants
+    targets = linear_variants, large_linear_variants, relu_variants, softmax_variants,
+        reduction_variants, fusion_variants
 }
 criterion_main!(cpu_operators);

@@ -3,11 +3,17 @@
 //!
 //! Unfused, `relu(linear(x))` writes the whole linear output to memory and then reads it
 //! all back for ReLU; a softmax after it reads and writes it once more. Fused, each row
-//! is computed, clamped and normalised while it is a few kilobytes in L1, and written to
-//! memory once. The arithmetic is the same; only the memory traffic shrinks. This is the
-//! idea a graph compiler automates, later in the book.
+//! is computed, clamped and normalised while it is still in cache, and written to memory
+//! once. The arithmetic is the same; only the memory traffic shrinks. This is the idea a
+//! graph compiler automates, later in the book.
+//!
+//! The linear part is the fast one, [`crate::cpu::linear_parallel()`]: it computes a block
+//! of rows at a time (at most `ROW_BLOCK` rows, on whichever thread owns them), and
+//! the finishing step runs over each row of the block as soon as the block is done,
+//! before the thread moves on and the block leaves its core's cache.
 
-use crate::cpu::linear::{check_linear_shapes, linear_rows_into};
+use crate::cpu::linear::check_linear_shapes;
+use crate::cpu::linear_parallel::linear_parallel_rows_into;
 use crate::cpu::relu::relu_values_in_place;
 use crate::cpu::softmax::softmax_row_in_place;
 use crate::tensor::{ShapeError, Tensor2d};
@@ -15,9 +21,8 @@ use crate::tensor::{ShapeError, Tensor2d};
 // ANCHOR: linear_relu_fused
 /// `relu(input · weights + bias)` in one pass over the output.
 ///
-/// The output row is the accumulator of the row, inner, column loop (see
-/// [`crate::cpu::linear_into`]); ReLU is applied to it as soon as its sums are complete,
-/// before the loop moves on to the next row and the row leaves the cache.
+/// ReLU is applied to each block of output rows as soon as its sums are complete, before
+/// the thread moves on to the next block and this one leaves the cache.
 pub fn linear_relu_fused(
     input: &Tensor2d,
     weights: &Tensor2d,
@@ -36,7 +41,7 @@ pub fn linear_relu_into(
     bias: &Tensor2d,
     output: &mut Tensor2d,
 ) -> Result<(), ShapeError> {
-    linear_rows_into(
+    linear_parallel_rows_into(
         "linear_relu_into",
         input,
         weights,
@@ -48,8 +53,9 @@ pub fn linear_relu_into(
 // ANCHOR_END: linear_relu_fused
 
 // ANCHOR: linear_relu_softmax_fused
-/// `softmax(relu(input · weights + bias))`, row by row: the linear layer and ReLU fill
-/// one output row, and softmax normalises that row while it is still in cache.
+/// `softmax(relu(input · weights + bias))`, a block of rows at a time: the linear layer
+/// fills a block of output rows, and ReLU and softmax finish each row of it while the
+/// block is still in cache.
 ///
 /// Softmax needs the whole row (its maximum and its sum) before it can write anything,
 /// which is why the fusion works a row at a time rather than an element at a time. As
@@ -80,7 +86,7 @@ pub fn linear_relu_softmax_into(
             columns: outputs,
         });
     }
-    linear_rows_into(
+    linear_parallel_rows_into(
         "linear_relu_softmax_into",
         input,
         weights,

@@ -122,7 +122,10 @@ pub(crate) fn linear_row_into(
 // ANCHOR: linear_rows_into
 /// The linear layer row by row into `output`, handing each output row to `finish_row` as
 /// soon as its sums are complete, while the row is still in the L1 cache. Plain
-/// [`linear_into`] finishes nothing; the fused operators apply ReLU (and softmax) there.
+/// [`linear_into`] finishes nothing. This is the simplest form of fusion; the fused
+/// operators in [`crate::cpu::fused`] do the same a block of rows at a time with the
+/// fast kernel (`linear_parallel_rows_into` in the module
+/// [`linear_parallel`](mod@crate::cpu::linear_parallel)).
 pub(crate) fn linear_rows_into(
     operation: &'static str,
     input: &Tensor2d,

@@ -8,6 +8,10 @@
 //!
 //! - [`linear`]: from the textbook triple loop ([`linear_naive`]) through a register
 //!   accumulator, transposed weights and a cache-friendly loop order to cache blocking.
+//! - [`linear_register_blocked`](mod@linear_register_blocked): packed operands, a
+//!   micro-kernel that keeps a tile of outputs in registers, and AVX2 and AVX-512 builds
+//!   of it chosen at run time; [`linear_parallel`](mod@linear_parallel) runs it on every
+//!   core.
 //! - [`relu`](mod@relu): allocating a new tensor, writing into a preallocated one, or
 //!   overwriting the input.
 //! - [`softmax`](mod@softmax): numerically stable, allocating or in place.
@@ -20,6 +24,8 @@
 
 pub mod fused;
 pub mod linear;
+pub mod linear_parallel;
+pub mod linear_register_blocked;
 pub mod reduce;
 pub mod relu;
 pub mod softmax;
@@ -34,6 +40,8 @@ pub use linear::{
     check_linear_shapes, linear_blocked, linear_into, linear_local_accumulator, linear_loop_order,
     linear_naive, linear_transposed_weights,
 };
+pub use linear_parallel::{linear_parallel, linear_parallel_into};
+pub use linear_register_blocked::{linear_register_blocked, linear_register_blocked_into};
 pub use reduce::{
     max_several_accumulators, max_single_accumulator, sum_several_accumulators,
     sum_single_accumulator,

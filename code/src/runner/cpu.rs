@@ -3,6 +3,11 @@
 //! Preparation allocates the buffers of the [`BufferPlan`] once; a run only computes. A
 //! ReLU whose input is read by nothing else overwrites that input instead of taking a
 //! buffer of its own: the graph makes that visible, because it records every reader.
+//!
+//! This is the optimised CPU path (`ExecutionMode::CpuGraph`): linear layers, fused or
+//! not, run the register-blocked kernel on every core ([`cpu::linear_parallel_into`]).
+//! The plain path, [`run_operator_by_operator`], keeps the textbook
+//! [`cpu::linear_naive`].
 
 use crate::cpu;
 use crate::graph::{Operator, TensorId, ValidGraph};
@@ -86,7 +91,10 @@ impl CpuGraphRunner {
                 output.as_mut_slice().copy_from_slice(input.as_slice());
                 Ok(())
             }
-            Operator::Linear => cpu::linear_into(tensor(0), tensor(1), tensor(2), &mut output),
+            // The fast kernel, on every core: this runner is the optimised CPU path.
+            Operator::Linear => {
+                cpu::linear_parallel_into(tensor(0), tensor(1), tensor(2), &mut output)
+            }
             Operator::LinearRelu => {
                 cpu::linear_relu_into(tensor(0), tensor(1), tensor(2), &mut output)
             }
