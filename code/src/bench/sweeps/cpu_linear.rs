@@ -126,6 +126,12 @@ pub fn variants() -> Vec<(&'static str, CpuLinear)> {
         ("linear_blocked", |o| {
             cpu::linear_blocked(&o.operands.input, &o.operands.weights, &o.operands.bias)
         }),
+        ("linear_register_blocked", |o| {
+            cpu::linear_register_blocked(&o.operands.input, &o.operands.weights, &o.operands.bias)
+        }),
+        ("linear_parallel", |o| {
+            cpu::linear_parallel(&o.operands.input, &o.operands.weights, &o.operands.bias)
+        }),
         ("matrixmultiply::sgemm", |o| {
             linear_with_matrixmultiply(&o.operands.input, &o.operands.weights, &o.operands.bias)
         }),
