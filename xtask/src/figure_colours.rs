@@ -64,6 +64,13 @@ pub const GPU_KERNEL_COLOURS: [(&str, RGBColor); 10] = [
     ),
 ];
 
+/// Outside yardsticks drawn beside the execution modes: PyTorch on the same GPU
+/// (`shared/tools/torch_mlp_anchor.py`).
+pub const REFERENCE_COLOURS: [(&str, RGBColor); 2] = [
+    ("PyTorch eager", RGBColor(0xe3, 0x77, 0xc2)),
+    ("PyTorch CUDA graph", RGBColor(0x7f, 0x7f, 0x7f)),
+];
+
 /// Reduction strategies (`galaxy::gpu::ReductionStrategy`).
 pub const REDUCTION_COLOURS: [(&str, RGBColor); 2] = [
     ("WorkgroupMemory", RGBColor(0x1f, 0x77, 0xb4)),
@@ -105,6 +112,7 @@ fn table_colour(name: &str) -> Option<RGBColor> {
         .chain(&CPU_KERNEL_COLOURS)
         .chain(&GPU_KERNEL_COLOURS)
         .chain(&REDUCTION_COLOURS)
+        .chain(&REFERENCE_COLOURS)
         .find(|(known, _)| *known == name)
         .map(|&(_, colour)| colour)
 }
@@ -164,26 +172,32 @@ mod tests {
         figure_colours([name])[0]
     }
 
-    /// Within each table (the series that share a figure) no two colours are equal, and
-    /// no name appears twice in all the tables together.
+    /// The series that share a figure (the modes and the PyTorch yardsticks; the CPU
+    /// kernels; the GPU kernels; the reductions) never share a colour, and no name appears
+    /// in two tables.
     #[test]
     fn every_mode_and_kernel_has_its_own_colour() {
-        let tables: [&[(&str, RGBColor)]; 4] = [
-            &MODE_COLOURS,
+        let modes_and_references: Vec<(&str, RGBColor)> = MODE_COLOURS
+            .iter()
+            .chain(&REFERENCE_COLOURS)
+            .copied()
+            .collect();
+        let figures: [&[(&str, RGBColor)]; 4] = [
+            &modes_and_references,
             &CPU_KERNEL_COLOURS,
             &GPU_KERNEL_COLOURS,
             &REDUCTION_COLOURS,
         ];
-        for table in tables {
-            for (index, (name, colour)) in table.iter().enumerate() {
-                for (other_name, other_colour) in &table[index + 1..] {
+        for figure in figures {
+            for (index, (name, colour)) in figure.iter().enumerate() {
+                for (other_name, other_colour) in &figure[index + 1..] {
                     assert_ne!(colour, other_colour, "{name} and {other_name}");
                 }
             }
         }
-        let mut names: Vec<&str> = tables
+        let mut names: Vec<&str> = figures
             .iter()
-            .flat_map(|t| t.iter().map(|(n, _)| *n))
+            .flat_map(|figure| figure.iter().map(|(name, _)| *name))
             .collect();
         let count = names.len();
         names.sort();
