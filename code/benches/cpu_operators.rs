@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use galaxy::Tensor2d;
+use galaxy::bench::sweeps::cpu_linear::linear_with_matrixmultiply_into;
 use galaxy::cpu::*;
 
 /// The linear layers multiply `LINEAR_SIZE × LINEAR_SIZE` matrices: 16.8 million
@@ -103,46 +104,6 @@ fn linear_variants(criterion: &mut Criterion) {
     group.finish();
 }
 
-/// `x · W + b` with the `matrixmultiply` crate: the bias copied into every output row,
-/// then `sgemm` adds `x · W` to it (`β = 1`). Single-threaded, the crate's default; it
-/// picks its own AVX2 or AVX-512 kernel at run time.
-fn linear_matrixmultiply(
-    input: &Tensor2d,
-    weights: &Tensor2d,
-    bias: &Tensor2d,
-    output: &mut Tensor2d,
-) {
-    let (rows, inner_size, outputs) = (input.rows(), input.columns(), weights.columns());
-    assert_eq!(weights.rows(), inner_size);
-    assert_eq!(output.shape(), (rows, outputs));
-    for row in 0..rows {
-        output.row_mut(row).copy_from_slice(bias.as_slice());
-    }
-    // Row-major strides: one row apart is `columns` floats, one column apart is one.
-    let stride = |columns: usize| columns as isize;
-    // SAFETY: the pointers come from tensors of exactly the shapes passed (checked
-    // above), the strides describe their row-major layout, and `output` is borrowed
-    // mutably, so it aliases neither input.
-    unsafe {
-        matrixmultiply::sgemm(
-            rows,
-            inner_size,
-            outputs,
-            1.0,
-            input.as_slice().as_ptr(),
-            stride(inner_size),
-            1,
-            weights.as_slice().as_ptr(),
-            stride(outputs),
-            1,
-            1.0,
-            output.as_mut_slice().as_mut_ptr(),
-            stride(outputs),
-            1,
-        );
-    }
-}
-
 /// The fast variants against the best simple ones and against `matrixmultiply`, on a
 /// layer large enough for the blocking to matter. Criterion reports elements per second
 /// with 2·n³ "elements", that is floating-point operations (a multiply-add is two), so
@@ -186,12 +147,15 @@ fn large_linear_variants(criterion: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("matrixmultiply", size), |bencher| {
         bencher.iter(|| {
-            linear_matrixmultiply(
+            // Single-threaded, the crate's default; it picks its own AVX2 or AVX-512
+            // kernel at run time.
+            linear_with_matrixmultiply_into(
                 black_box(&input),
                 black_box(&weights),
                 black_box(&bias),
                 black_box(&mut output),
             )
+            .unwrap()
         })
     });
     group.bench_function(BenchmarkId::new("blocked", size), |bencher| {

@@ -12,7 +12,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cpu;
-use crate::tensor::{ShapeError, Tensor2d};
+use crate::tensor::{ShapeError, Tensor2d, check_output_shape};
 
 /// Random operands of one linear layer, and a cheap check of a result.
 pub struct LinearOperands {
@@ -149,8 +149,26 @@ pub fn linear_with_matrixmultiply(
     bias: &Tensor2d,
 ) -> Result<Tensor2d, ShapeError> {
     let (rows, columns) = cpu::check_linear_shapes(input, weights, bias)?;
-    let inner = input.columns();
     let mut output = Tensor2d::zeros(rows, columns);
+    linear_with_matrixmultiply_into(input, weights, bias, &mut output)?;
+    Ok(output)
+}
+
+/// [`linear_with_matrixmultiply`] into a preallocated `rows × columns` output, so a
+/// benchmark loop times the multiplication and not the allocation.
+pub fn linear_with_matrixmultiply_into(
+    input: &Tensor2d,
+    weights: &Tensor2d,
+    bias: &Tensor2d,
+    output: &mut Tensor2d,
+) -> Result<(), ShapeError> {
+    let (rows, columns) = cpu::check_linear_shapes(input, weights, bias)?;
+    check_output_shape(
+        "linear_with_matrixmultiply",
+        (rows, columns),
+        output.shape(),
+    )?;
+    let inner = input.columns();
     for row in 0..rows {
         output.row_mut(row).copy_from_slice(bias.as_slice());
     }
@@ -177,7 +195,7 @@ pub fn linear_with_matrixmultiply(
             1,
         );
     }
-    Ok(output)
+    Ok(())
 }
 // ANCHOR_END: matrixmultiply
 
