@@ -267,7 +267,7 @@ pub fn sweep(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::sweeps::{Budget, Silent};
+    use crate::bench::sweeps::Silent;
 
     #[test]
     fn the_spot_check_accepts_the_cpu_result_and_rejects_a_wrong_one() {
@@ -315,17 +315,7 @@ mod tests {
 
     #[test]
     fn a_tiny_cpu_sweep_measures_every_variant() {
-        let settings = SweepSettings {
-            budget: Budget {
-                seconds_per_run: 60.0,
-                seconds_per_point: 0.0,
-                minimum_sample_seconds: 0.0,
-                minimum_samples: 1,
-                maximum_samples: 1,
-            },
-            command: "cargo test".to_string(),
-            full: false,
-        };
+        let settings = SweepSettings::single_sample_for_tests();
         let figure = sweep(
             "cpu-linear".to_string(),
             &[1, 5, 16],

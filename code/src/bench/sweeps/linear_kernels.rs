@@ -198,17 +198,7 @@ mod tests {
     #[test]
     fn a_tiny_kernel_sweep_measures_every_kernel_under_the_peak_line() {
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
-        let settings = SweepSettings {
-            budget: Budget {
-                seconds_per_run: 60.0,
-                seconds_per_point: 0.0,
-                minimum_sample_seconds: 0.0,
-                minimum_samples: 1,
-                maximum_samples: 1,
-            },
-            command: "cargo test".to_string(),
-            full: false,
-        };
+        let settings = SweepSettings::single_sample_for_tests();
         let figure = sweep(
             "linear-kernels-test".to_string(),
             &[8, 36],

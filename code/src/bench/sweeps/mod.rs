@@ -251,6 +251,23 @@ impl SweepSettings {
         }
     }
 
+    /// One sample per point and no budget worth speaking of: for tests that check a sweep
+    /// measures every series, not how fast anything is.
+    #[cfg(test)]
+    pub(crate) fn single_sample_for_tests() -> SweepSettings {
+        SweepSettings {
+            budget: Budget {
+                seconds_per_run: 60.0,
+                seconds_per_point: 0.0,
+                minimum_sample_seconds: 0.0,
+                minimum_samples: 1,
+                maximum_samples: 1,
+            },
+            command: "cargo test".to_string(),
+            full: false,
+        }
+    }
+
     /// An empty figure with its labels, naming the hardware of this machine.
     pub fn figure(
         &self,

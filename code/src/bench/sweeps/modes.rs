@@ -143,19 +143,6 @@ mod tests {
 
     /// The smallest budget that still measures: these tests check the plumbing, not the
     /// numbers.
-    fn tiny_settings() -> SweepSettings {
-        SweepSettings {
-            budget: Budget {
-                seconds_per_run: 60.0,
-                seconds_per_point: 0.0,
-                minimum_sample_seconds: 0.0,
-                minimum_samples: 1,
-                maximum_samples: 1,
-            },
-            command: "cargo test".to_string(),
-            full: false,
-        }
-    }
 
     #[test]
     fn a_tiny_size_sweep_gives_every_mode_a_finite_positive_time() {
@@ -164,7 +151,7 @@ mod tests {
             "modes-by-size-test".to_string(),
             &[4, 8],
             2,
-            &tiny_settings(),
+            &SweepSettings::single_sample_for_tests(),
             context,
             &mut Silent,
         )
@@ -192,7 +179,7 @@ mod tests {
     #[test]
     fn a_tiny_depth_sweep_puts_depths_on_the_x_axis() {
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
-        let settings = tiny_settings();
+        let settings = SweepSettings::single_sample_for_tests();
         let figure = modes_by_depth(
             "modes-by-depth-test".to_string(),
             3,
@@ -214,7 +201,7 @@ mod tests {
         let settings = SweepSettings {
             budget: Budget {
                 seconds_per_run: 0.0,
-                ..tiny_settings().budget
+                ..SweepSettings::single_sample_for_tests().budget
             },
             command: "cargo test".to_string(),
             full: false,

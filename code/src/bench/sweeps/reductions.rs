@@ -116,22 +116,12 @@ pub fn sweep(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::sweeps::{Budget, Silent};
+    use crate::bench::sweeps::Silent;
 
     #[test]
     fn a_tiny_reduction_sweep_measures_every_supported_strategy() {
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
-        let settings = SweepSettings {
-            budget: Budget {
-                seconds_per_run: 60.0,
-                seconds_per_point: 0.0,
-                minimum_sample_seconds: 0.0,
-                minimum_samples: 1,
-                maximum_samples: 1,
-            },
-            command: "cargo test".to_string(),
-            full: false,
-        };
+        let settings = SweepSettings::single_sample_for_tests();
         // 1000 is not a multiple of anything a workgroup likes; 3072 is three rows.
         let figure = sweep(
             "reductions-test".to_string(),
