@@ -1,8 +1,10 @@
 // reduce_subgroup.wgsl: the reductions of reduce.wgsl, with subgroup operations.
 //
-// A subgroup (a warp on NVIDIA, a wavefront on AMD) is the group of invocations the
-// hardware runs in lockstep. `subgroupAdd` combines a value across a subgroup through the
-// hardware's lane-to-lane paths, without workgroup memory and without barriers. The tree
+// A subgroup (a warp on NVIDIA, a wavefront on AMD) is the set of invocations over which
+// subgroup operations are defined; the hardware usually runs it on the lanes of one SIMD
+// unit, but nothing may assume lockstep execution outside those operations. `subgroupAdd`
+// combines a value across a subgroup through the hardware's lane-to-lane paths, without
+// workgroup memory and without barriers. The tree
 // reduction of reduce.wgsl needs log2(256) = 8 barrier-separated steps; here two subgroup
 // steps and one barrier do the same work.
 //

@@ -49,8 +49,9 @@ fn reduce_sum(local_index: u32) {
 fn main(@builtin(workgroup_id) workgroup: vec3u,
         @builtin(num_workgroups) workgroup_count: vec3u,
         @builtin(local_invocation_index) local_index: u32) {
-    // The same for every invocation of the workgroup, so the early return keeps the
-    // barriers below in uniform control flow.
+    // `row` comes from built-ins shared by the whole workgroup and `dimensions` from the
+    // uniform address space, which WGSL's uniformity analysis treats as uniform: the early
+    // return keeps the barriers below in uniform control flow.
     let row = workgroup.y * workgroup_count.x + workgroup.x;
     if (row >= dimensions.rows) {
         return;

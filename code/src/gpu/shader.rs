@@ -10,9 +10,10 @@ use crate::gpu::{GpuContext, GpuError, Kernel};
 /// The safety nets wgpu adds to every shader it compiles, which cost time in tight loops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ShaderChecks {
-    /// Everything wgpu adds by default: bounds checks on every array access, a hidden
-    /// counter in every loop that ends it if it would run forever, and zeroed workgroup
-    /// memory at the start of every workgroup.
+    /// Everything wgpu adds by default: every array access kept inside its array (by a
+    /// check naga inserts, or for buffers by the driver where the device guarantees robust
+    /// buffer access), a hidden counter in every loop that ends it if it would run forever,
+    /// and zeroed workgroup memory at the start of every workgroup.
     Full,
     /// Bounds checks kept; no loop counters, no zeroing. Only for shaders whose every loop
     /// provably ends and that write workgroup memory before reading it. The hidden loop
