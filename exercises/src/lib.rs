@@ -12,6 +12,8 @@
 //!   error and a time limit on the wait.
 //! - [`report`]: the verdicts, and how a mismatch is described.
 //! - [`checkers`]: one checker per exercise.
+//! - [`mutants`]: every exercise's wrong hand-ins and correct alternatives, which prove
+//!   that its checker fails what it must and accepts what it must.
 //! - [`step_graph`]: the small open graph the "graph level" exercises plug into.
 //! - [`random_graphs`]: random graphs for the graph-compiler exercises.
 //! - [`figures`]: timing the solutions against their naive versions.
@@ -23,6 +25,7 @@ pub mod checkers;
 pub mod error;
 pub mod figures;
 pub mod kernel_run;
+pub mod mutants;
 pub mod random_graphs;
 pub mod registry;
 pub mod report;

@@ -6,6 +6,8 @@
 //! galaxy-exercises check NAME --file PATH     check another WGSL file (a hand-in)
 //! galaxy-exercises check NAME --solution      check the reference solution
 //! galaxy-exercises check NAME --starter       check the untouched starter
+//! galaxy-exercises check NAME --mutant SLUG   check one of the exercise's wrong hand-ins
+//! galaxy-exercises check NAME --alternative SLUG   … or one of its correct alternatives
 //! galaxy-exercises figures [--quick] [--output DIRECTORY]
 //! ```
 //!
@@ -18,7 +20,7 @@ use galaxy_exercises::{EXERCISES, Variant, find};
 
 const USAGE: &str = "usage:
   galaxy-exercises list
-  galaxy-exercises check NAME [--file PATH | --starter | --solution]
+  galaxy-exercises check NAME [--file PATH | --starter | --solution | --mutant SLUG | --alternative SLUG]
   galaxy-exercises figures [--quick] [--output DIRECTORY]";
 
 fn main() -> ExitCode {
@@ -86,6 +88,9 @@ fn check(name: &str, options: &[&str]) -> ExitCode {
         }
         ["--starter"] => exercise.check(Variant::Starter),
         ["--solution"] => exercise.check(Variant::Solution),
+        // A `Variant` holds a `&'static str`; leaking one slug in a short-lived process is fine.
+        ["--mutant", slug] => exercise.check(Variant::Mutant(slug.to_string().leak())),
+        ["--alternative", slug] => exercise.check(Variant::Alternative(slug.to_string().leak())),
         _ => return usage_error("unknown options for `check`"),
     };
     println!("{report}");

@@ -61,16 +61,28 @@ impl Exercise {
         !self.work_files().is_empty()
     }
 
-    /// The files a variant checks: `starter.wgsl`, `solution.rs`, or the work files with
-    /// the starter standing in for a part not started.
+    /// The files a variant checks: `starter.wgsl`, `solution.rs`, the work files with
+    /// the starter standing in for a part not started, or a mutant's (an alternative's)
+    /// files with the solution standing in for the parts it does not change.
     pub fn files(&self, variant: Variant) -> Vec<(PathBuf, bool)> {
         self.extensions()
             .into_iter()
             .map(|extension| {
                 let named = |stem: &str| self.folder().join(format!("{stem}.{extension}"));
+                // A mutant or alternative replaces the parts it has a file for.
+                let instead_of_solution = |folder: &str, slug: &str| {
+                    let own = self.folder().join(folder).join(format!("{slug}.{extension}"));
+                    if own.is_file() {
+                        (own, false)
+                    } else {
+                        (named("solution"), false)
+                    }
+                };
                 match variant {
                     Variant::Starter => (named("starter"), false),
                     Variant::Solution => (named("solution"), false),
+                    Variant::Mutant(slug) => instead_of_solution("mutants", slug),
+                    Variant::Alternative(slug) => instead_of_solution("alternatives", slug),
                     Variant::Student => {
                         let work = named("work");
                         if work.is_file() {

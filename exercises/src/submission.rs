@@ -2,7 +2,9 @@
 //!
 //! A student's check looks at their `work.*` files and falls back to the starter for a
 //! part they have not copied yet. The tests check the starter and the reference solution
-//! of every exercise, and an instructor can point `--file` at a hand-in.
+//! of every exercise, every mutant (a realistic wrong hand-in that must fail) and every
+//! alternative (a correct but different solution that must pass), and an instructor can
+//! point `--file` at a hand-in.
 
 use std::path::PathBuf;
 
@@ -13,6 +15,12 @@ pub enum Variant {
     Student,
     Starter,
     Solution,
+    /// `mutants/<slug>.*` where such a file exists, the reference solution for the other
+    /// parts: one realistic mistake that the checker must catch.
+    Mutant(&'static str),
+    /// `alternatives/<slug>.*` where such a file exists, the reference solution for the
+    /// other parts: a correct but different solution that the checker must accept.
+    Alternative(&'static str),
 }
 
 /// The files of one check: the WGSL file to load, and which compiled Rust module to call.

@@ -11,7 +11,6 @@ use crate::checkers::every_level::{GraphCase, expect_error, graph_level_part, ru
 use crate::checkers::matmul::tensor_of;
 use crate::kernel_run::{BufferData, to_floats};
 use crate::report::{PartReport, Verdict, compare};
-use crate::rust_exercises::convolution as code;
 use crate::shader::{BindingSpec, Element};
 use crate::step_graph::Step;
 use crate::submission::{Submission, Variant};
@@ -68,23 +67,11 @@ pub struct ConvolutionCode {
 
 impl ConvolutionCode {
     pub fn of(variant: Variant) -> ConvolutionCode {
-        match variant {
-            Variant::Student => ConvolutionCode {
-                convolve: code::student::convolve,
-                output_shape: code::student::convolution_output_shape,
-                bind: code::student::bind_convolution,
-            },
-            Variant::Starter => ConvolutionCode {
-                convolve: code::starter::convolve,
-                output_shape: code::starter::convolution_output_shape,
-                bind: code::starter::bind_convolution,
-            },
-            Variant::Solution => ConvolutionCode {
-                convolve: code::solution::convolve,
-                output_shape: code::solution::convolution_output_shape,
-                bind: code::solution::bind_convolution,
-            },
-        }
+        crate::rust_exercises::with_rust_module!(convolution, variant, |code| ConvolutionCode {
+            convolve: code::convolve,
+            output_shape: code::convolution_output_shape,
+            bind: code::bind_convolution,
+        })
     }
 }
 

@@ -12,7 +12,6 @@ use crate::checkers::every_level::{GraphCase, expect_error, graph_level_part, ru
 use crate::checkers::matmul::tensor_of;
 use crate::kernel_run::{BufferData, to_floats};
 use crate::report::{PartReport, Verdict, compare};
-use crate::rust_exercises::max_pool as code;
 use crate::shader::{BindingSpec, Element};
 use crate::step_graph::Step;
 use crate::submission::{Submission, Variant};
@@ -65,23 +64,11 @@ pub struct MaxPoolCode {
 
 impl MaxPoolCode {
     pub fn of(variant: Variant) -> MaxPoolCode {
-        match variant {
-            Variant::Student => MaxPoolCode {
-                max_pool: code::student::max_pool,
-                output_shape: code::student::max_pool_output_shape,
-                bind: code::student::bind_max_pool,
-            },
-            Variant::Starter => MaxPoolCode {
-                max_pool: code::starter::max_pool,
-                output_shape: code::starter::max_pool_output_shape,
-                bind: code::starter::bind_max_pool,
-            },
-            Variant::Solution => MaxPoolCode {
-                max_pool: code::solution::max_pool,
-                output_shape: code::solution::max_pool_output_shape,
-                bind: code::solution::bind_max_pool,
-            },
-        }
+        crate::rust_exercises::with_rust_module!(max_pool, variant, |code| MaxPoolCode {
+            max_pool: code::max_pool,
+            output_shape: code::max_pool_output_shape,
+            bind: code::bind_max_pool,
+        })
     }
 }
 

@@ -9,17 +9,14 @@ use crate::checkers::common::context;
 use crate::checkers::graph_runs::same_results;
 use crate::random_graphs::graph_cases;
 use crate::report::{PartReport, Verdict, catching_panics};
-use crate::rust_exercises::relu_in_place as code;
 use crate::submission::{Submission, Variant};
 
 pub type Rewrite = fn(&ValidGraph) -> Result<ValidGraph, GraphError>;
 
 pub fn rewrite_of(variant: Variant) -> Rewrite {
-    match variant {
-        Variant::Student => code::student::rewrite_relus_in_place,
-        Variant::Starter => code::starter::rewrite_relus_in_place,
-        Variant::Solution => code::solution::rewrite_relus_in_place,
-    }
+    crate::rust_exercises::with_rust_module!(relu_in_place, variant, |code| {
+        code::rewrite_relus_in_place
+    })
 }
 
 /// The ReLUs of `graph` that may overwrite their input: those reading a computed tensor

@@ -10,17 +10,14 @@ use crate::checkers::common::context;
 use crate::checkers::graph_runs::same_results;
 use crate::random_graphs::graph_cases;
 use crate::report::{PartReport, Verdict, catching_panics};
-use crate::rust_exercises::reusable_buffers as code;
 use crate::submission::{Submission, Variant};
 
 pub type PlanBuffers = fn(&ValidGraph) -> BufferPlan;
 
 pub fn plan_buffers_of(variant: Variant) -> PlanBuffers {
-    match variant {
-        Variant::Student => code::student::plan_buffers,
-        Variant::Starter => code::starter::plan_buffers,
-        Variant::Solution => code::solution::plan_buffers,
-    }
+    crate::rust_exercises::with_rust_module!(reusable_buffers, variant, |code| {
+        code::plan_buffers
+    })
 }
 
 pub fn check(submission: &Submission) -> Vec<PartReport> {
