@@ -14,6 +14,10 @@
 //! series,x,y
 //! sequential,1024,0.31
 //! ```
+//!
+//! A figure whose points were measured several times carries two more columns,
+//! `series,x,y,y_min,y_max`: `y` is the median of the repeats, `y_min` and `y_max` the
+//! fastest and the slowest (empty for a point without them).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -25,11 +29,20 @@ pub struct Point {
     pub y: f64,
 }
 
+/// The range of a point measured several times: its `y` is their median.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub minimum: f64,
+    pub maximum: f64,
+}
+
 /// A named line of the figure: one execution mode, one kernel, one access pattern.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub name: String,
     pub points: Vec<Point>,
+    /// One entry per point: the range of its repeats, if it was measured more than once.
+    pub spreads: Vec<Option<Spread>>,
 }
 
 /// One axis: its label (with the unit) and whether it is logarithmic.
@@ -74,17 +87,38 @@ impl Figure {
     /// Adds `point` to the series called `series`, creating the series on first use, so
     /// the order of the series is the order they were first measured in.
     pub fn push(&mut self, series: &str, point: Point) {
+        self.push_point(series, point, None);
+    }
+
+    /// Adds a point measured several times: `point.y` is their median, `spread` their
+    /// range.
+    pub fn push_with_spread(&mut self, series: &str, point: Point, spread: Spread) {
+        self.push_point(series, point, Some(spread));
+    }
+
+    fn push_point(&mut self, series: &str, point: Point, spread: Option<Spread>) {
         match self
             .series
             .iter_mut()
             .find(|existing| existing.name == series)
         {
-            Some(existing) => existing.points.push(point),
+            Some(existing) => {
+                existing.points.push(point);
+                existing.spreads.push(spread);
+            }
             None => self.series.push(Series {
                 name: series.to_string(),
                 points: vec![point],
+                spreads: vec![spread],
             }),
         }
+    }
+
+    /// Whether any point carries a spread (the CSV then has `y_min,y_max` columns).
+    pub fn has_spreads(&self) -> bool {
+        self.series
+            .iter()
+            .any(|series| series.spreads.iter().any(Option::is_some))
     }
 
     /// The CSV text: metadata lines, header, one row per point.
@@ -103,10 +137,24 @@ impl Figure {
         let _ = writeln!(text, "# y: {}", axis(&self.y));
         let _ = writeln!(text, "# hardware: {}", self.hardware);
         let _ = writeln!(text, "# command: {}", self.command);
-        text.push_str("series,x,y\n");
+        let with_spreads = self.has_spreads();
+        text.push_str(if with_spreads {
+            "series,x,y,y_min,y_max\n"
+        } else {
+            "series,x,y\n"
+        });
         for series in &self.series {
-            for point in &series.points {
-                let _ = writeln!(text, "{},{},{}", series.name, point.x, point.y);
+            for (index, point) in series.points.iter().enumerate() {
+                let _ = write!(text, "{},{},{}", series.name, point.x, point.y);
+                if with_spreads {
+                    match series.spreads.get(index).copied().flatten() {
+                        Some(spread) => {
+                            let _ = write!(text, ",{},{}", spread.minimum, spread.maximum);
+                        }
+                        None => text.push_str(",,"),
+                    }
+                }
+                text.push('\n');
             }
         }
         text
@@ -150,6 +198,7 @@ impl Figure {
             },
         };
         let mut seen_header = false;
+        let mut with_spreads = false;
         for (index, line) in text.lines().enumerate() {
             let number = index + 1;
             if let Some(metadata) = line.strip_prefix("# ") {
@@ -170,36 +219,54 @@ impl Figure {
                     }
                 }
             } else if !seen_header {
-                if line != "series,x,y" {
-                    return Err(malformed(
-                        number,
-                        format!("expected the header `series,x,y`, found `{line}`"),
-                    ));
-                }
+                with_spreads = match line {
+                    "series,x,y" => false,
+                    "series,x,y,y_min,y_max" => true,
+                    _ => {
+                        return Err(malformed(
+                            number,
+                            format!(
+                                "expected the header `series,x,y` or `series,x,y,y_min,y_max`, \
+                                 found `{line}`"
+                            ),
+                        ));
+                    }
+                };
                 seen_header = true;
             } else if !line.is_empty() {
-                // The series name may itself contain commas: x and y are the last two fields.
-                let mut fields = line.rsplitn(3, ',');
-                let (Some(y), Some(x), Some(series)) =
-                    (fields.next(), fields.next(), fields.next())
-                else {
+                // The series name may itself contain commas: the numbers are the last fields.
+                let columns = if with_spreads { 5 } else { 3 };
+                let mut fields: Vec<&str> = line.rsplitn(columns, ',').collect();
+                if fields.len() != columns {
+                    let header = if with_spreads {
+                        "series,x,y,y_min,y_max"
+                    } else {
+                        "series,x,y"
+                    };
                     return Err(malformed(
                         number,
-                        format!("expected `series,x,y`, found `{line}`"),
+                        format!("expected `{header}`, found `{line}`"),
                     ));
-                };
+                }
+                fields.reverse();
                 let number_of = |field: &str| {
                     field
                         .parse::<f64>()
                         .map_err(|_| malformed(number, format!("`{field}` is not a number")))
                 };
-                figure.push(
-                    series,
-                    Point {
-                        x: number_of(x)?,
-                        y: number_of(y)?,
-                    },
-                );
+                let point = Point {
+                    x: number_of(fields[1])?,
+                    y: number_of(fields[2])?,
+                };
+                let spread = match fields[3..] {
+                    [] | ["", ""] => None,
+                    [minimum, maximum] => Some(Spread {
+                        minimum: number_of(minimum)?,
+                        maximum: number_of(maximum)?,
+                    }),
+                    _ => return Err(malformed(number, format!("`{line}` has a stray field"))),
+                };
+                figure.push_point(fields[0], point, spread);
             }
         }
         if !seen_header {
@@ -265,6 +332,26 @@ mod tests {
             Figure::from_csv("figures/data/access_patterns.csv", &figure.to_csv()).unwrap();
         assert_eq!(parsed, figure);
         assert_eq!(parsed.series[0].points.len(), 2);
+    }
+
+    #[test]
+    fn spreads_round_trip_and_points_without_one_stay_without() {
+        let mut figure = example();
+        figure.push_with_spread(
+            "repeated",
+            Point { x: 1024.0, y: 2.0 },
+            Spread {
+                minimum: 1.5,
+                maximum: 3.25,
+            },
+        );
+        let text = figure.to_csv();
+        assert!(text.contains("series,x,y,y_min,y_max\n"), "{text}");
+        assert!(text.contains("repeated,1024,2,1.5,3.25\n"), "{text}");
+        assert!(text.contains("sequential,1024,0.25,,\n"), "{text}");
+        let parsed = Figure::from_csv("figures/data/access_patterns.csv", &text).unwrap();
+        assert_eq!(parsed, figure);
+        assert!(!example().has_spreads());
     }
 
     #[test]

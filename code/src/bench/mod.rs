@@ -16,5 +16,5 @@ pub mod linear_throughput;
 pub mod report;
 pub mod sweeps;
 
-pub use figure::{Axis, Figure, FigureError, Point, Series};
+pub use figure::{Axis, Figure, FigureError, Point, Series, Spread};
 pub use hardware::hardware_description;
