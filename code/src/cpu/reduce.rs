@@ -2,13 +2,17 @@
 //!
 //! With one accumulator, every addition needs the result of the one before it: the loop
 //! is a single *dependency chain*, and it runs no faster than one addition per
-//! floating-point latency (about 3–4 cycles), however many adders the core has. Several
-//! independent accumulators make several chains; the CPU pipeline overlaps them, and the
-//! compiler can pack them side by side into one SIMD register.
+//! floating-point latency (2 to 4 cycles on current cores), however many adders the core
+//! has. Several independent accumulators make several chains; the compiler packs them side
+//! by side into SIMD registers, and the CPU pipeline overlaps the chains that remain.
 
-/// How many independent accumulators the "several" variants use. Eight chains are enough
-/// to cover the latency of an addition on current cores (about 4 cycles, with two adders),
-/// and eight `f32` fill one 256-bit SIMD register or two 128-bit ones.
+/// How many independent accumulators the "several" variants use. Eight `f32` fill one
+/// 256-bit SIMD register or two 128-bit ones. On the default x86-64 target (128-bit SSE
+/// registers) the compiler turns them into two registers of four: two *vector* chains,
+/// each adding four values per addition latency, so eight additions are in flight instead
+/// of one. Keeping every adder of a current core busy would take more chains (latency ×
+/// adders vector additions in flight), but for arrays larger than L2 the loop already
+/// waits on memory at eight.
 const ACCUMULATORS: usize = 8;
 
 // ANCHOR: sum_single_accumulator

@@ -2,11 +2,13 @@
 //!
 //! A `Vec<T>` is three machine words on the stack (a pointer to its heap block, its
 //! length and its capacity) plus that block. While there is spare capacity, `push` writes
-//! the value and adds one to the length. When the block is full, `push` allocates a larger
-//! block, copies every element over and frees the old one. Because the capacity grows
-//! geometrically (the standard library currently doubles it), the copies add up to less
-//! than two per element however long the vector grows: the cost of `push` is constant
-//! *amortised*, even though a single push now and then copies everything.
+//! the value and adds one to the length. When the block is full, `push` asks the allocator
+//! to grow it (`realloc`), which extends the block in place when it can, and otherwise
+//! allocates a larger block, copies every element over and frees the old one. Because the
+//! capacity grows geometrically (the standard library currently doubles it, but promises
+//! only amortised constant-time `push`), even when every growth copies, the copies add up
+//! to less than two per element however long the vector grows: the cost of `push` is
+//! constant *amortised*, even though a single push now and then copies everything.
 //!
 //! When the final length is known, `Vec::with_capacity` skips the regrowing altogether.
 

@@ -5,7 +5,9 @@
 //! vector holds, for each row, a pointer, a length and a capacity (24 bytes on a 64-bit
 //! machine), and the values sit wherever the allocator put each row. Reading an element
 //! then takes two dependent loads instead of one, and rows that were allocated at
-//! different times may lie far apart.
+//! different times may lie far apart. A walk over many rows is still not a pointer chase:
+//! the row addresses sit in order in the outer vector, so the core can fetch several
+//! scattered rows at once, as with independent random reads.
 //!
 //! The sums here are written so that the flat and the nested version of each traversal
 //! add exactly the same numbers in exactly the same order: their results are identical,

@@ -7,8 +7,11 @@
 //! evicted before their neighbours are used.
 //!
 //! Blocking fixes that by transposing one small square tile at a time: a tile of
-//! `block × block` values spans `block` cache lines on each side, few enough to stay in
-//! L1 until every value on them has been used.
+//! `block × block` values spans about `2 · block` cache lines on each side (for a block of
+//! 32), few enough by capacity to stay in L1 until every value on them has been used.
+//! Capacity is not the whole story: when the row length is a power of two, a tile's rows
+//! map to the same few cache sets and evict each other, so the tiled version slows down
+//! at those sizes too.
 //!
 //! All three functions move exactly the same values to exactly the same places.
 
@@ -76,8 +79,9 @@ pub fn transpose_blocked(
         let row_end = (row_start + block).min(rows);
         for column_start in (0..columns).step_by(block) {
             let column_end = (column_start + block).min(columns);
-            // Inside one tile, both the rows read and the columns written are few
-            // enough that their cache lines stay in L1 until the tile is done.
+            // Inside one tile, the lines read and written fit in L1 by capacity, so they
+            // can stay there until the tile is done (unless a power-of-two row length
+            // makes them collide in a few cache sets).
             for row in row_start..row_end {
                 for column in column_start..column_end {
                     destination[column * rows + row] = source[row * columns + column];
