@@ -35,8 +35,11 @@ pub fn check_linear_shapes(
 /// Two costs hide here. The innermost loop walks *down a column* of the weights, one
 /// row (`outputs` floats) apart, so nearly every weight read touches a different cache
 /// line. And the running sum lives in `output`, so the loop is written as a load and a
-/// store per step. (Rust knows that `output` aliases nothing else, so the optimiser is
-/// allowed to keep the element in a register anyway; the benchmark shows whether it did.)
+/// store per step. The optimiser may move the store out of the loop only if it can prove
+/// that no input value it reads lives at the same address. It cannot: the promise that
+/// comes with `&Tensor2d` covers the struct, not the heap block its vector points to, so
+/// LLVM must assume that `output` might overlap an input. It keeps the running sum in a
+/// register but still stores it in every step.
 pub fn linear_naive(
     input: &Tensor2d,
     weights: &Tensor2d,

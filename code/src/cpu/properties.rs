@@ -17,12 +17,17 @@ const CASES: u32 = 64;
 
 /// How close the linear variants must be to [`linear_naive`].
 ///
-/// The variants may add the same products in a different order (they do not today, but a
-/// SIMD or GPU version will), and every `f32` addition rounds by up to `ε/2 ≈ 6·10⁻⁸` of
-/// the running sum. The error of a dot product therefore grows with its length, roughly
-/// `inner · ε` times the size of the terms. With at most 40 terms in −1..1, that is about
-/// `40 · 1.2·10⁻⁷ ≈ 5·10⁻⁶`, inside `10⁻⁵`; the absolute part covers sums that cancel
-/// to nearly zero, where a relative error means nothing.
+/// The variants may add the same products in a different order (they do not today, so
+/// they agree to the last bit, but a SIMD or GPU version will), and every `f32` addition
+/// rounds by up to `ε/2 ≈ 6·10⁻⁸` of the running sum. In the worst case the errors of a
+/// dot product add up to `(inner − 1) · ε/2 · Σ|term|`, relative to the sum of the
+/// magnitudes of the terms, not to the result: with 40 products in −1..1 plus a bias,
+/// two orders could differ by up to about `2·10⁻⁴`. Rounding errors usually have mixed
+/// signs, though, and grow like `√inner · ε/2` times the running sum (about 2 here):
+/// about `10⁻⁶`. The tolerance covers that typical error ten times over, not the worst
+/// case; a real bug (a term dropped or added twice) moves a result by about 0.25, far
+/// outside either. The absolute part covers sums that cancel to nearly zero, where a
+/// relative error means nothing.
 const LINEAR_TOLERANCE: Tolerance = Tolerance::new(1e-5, 1e-5);
 
 /// How close the fast linear variants must be to [`linear_naive`] for an inner dimension
