@@ -38,8 +38,8 @@ pub fn check_linear_shapes(
 /// store per step. The optimiser may move the store out of the loop only if it can prove
 /// that no input value it reads lives at the same address. It cannot: the promise that
 /// comes with `&Tensor2d` covers the struct, not the heap block its vector points to, so
-/// LLVM must assume that `output` might overlap an input. It keeps the running sum in a
-/// register but still stores it in every step.
+/// the compiler must assume that `output` might overlap an input. It keeps the running
+/// sum in a register but still stores it in every step.
 pub fn linear_naive(
     input: &Tensor2d,
     weights: &Tensor2d,
