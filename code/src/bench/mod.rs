@@ -7,12 +7,16 @@
 //! - [`report`]: the one-run benchmark report (`bench_report` binary).
 //! - [`linear_throughput`]: GFLOP/s of one GPU linear kernel on one shape, checked first.
 //! - [`gpu_peak`]: the device's fp32 rate, measured with `shaders/peak_fma.wgsl`.
+//! - [`copy_bandwidth`]: device-to-device copy bandwidth, the `B` of a roofline.
+//! - [`repeats`]: repeating a measurement, interleaved, for its median and range.
 
+pub mod copy_bandwidth;
 pub mod figure;
 pub mod glob;
 pub mod gpu_peak;
 pub mod hardware;
 pub mod linear_throughput;
+pub mod repeats;
 pub mod report;
 pub mod sweeps;
 

@@ -1,8 +1,13 @@
 //! `sweep`: runs the figure sweeps and writes one CSV file per figure.
 //!
 //! ```text
-//! cargo run --release -p galaxy --bin sweep -- [--full] [--out DIR] [--only GLOB…] [--skip-cpu] [--skip-gpu]
+//! cargo run --release -p galaxy --bin sweep -- [--full] [--repeats R] [--out DIR] [--only GLOB…]
+//!     [--skip-cpu] [--skip-gpu]
 //! ```
+//!
+//! `--repeats 3` measures every point of the GPU and mode sweeps three times, the series
+//! taking turns, and writes the median with the fastest and slowest
+//! (`series,x,y,y_min,y_max`); each repeat gets a third of the point's time budget.
 //!
 //! `cargo xtask figures` runs it and then draws the CSV files. The measurements live in
 //! `galaxy::bench::sweeps`; this file only reads the options, shows progress and writes.
@@ -22,6 +27,10 @@ struct Arguments {
     /// The book's figures: a budget of about 3 s per run instead of 0.3 s.
     #[arg(long)]
     full: bool,
+    /// Measure every point of the GPU and mode sweeps this many times (interleaved) and
+    /// write the median with the range (`y_min,y_max`).
+    #[arg(long, default_value_t = 1)]
+    repeats: usize,
     /// Where the CSV files go.
     #[arg(long, default_value = "figures/data")]
     out: PathBuf,
@@ -51,6 +60,9 @@ fn main() -> ExitCode {
 }
 
 fn run(arguments: Arguments) -> Result<(), String> {
+    if arguments.repeats == 0 {
+        return Err("--repeats must be at least 1".to_string());
+    }
     let command = arguments.command.clone().unwrap_or_else(|| {
         let words: Vec<String> = std::env::args().skip(1).collect();
         format!("sweep {}", words.join(" ")).trim_end().to_string()
@@ -60,6 +72,7 @@ fn run(arguments: Arguments) -> Result<(), String> {
         only: arguments.only,
         skip_cpu: arguments.skip_cpu,
         skip_gpu: arguments.skip_gpu,
+        repeats: arguments.repeats,
         command,
     };
     // A reader without any adapter is told what to install, unless they asked for the

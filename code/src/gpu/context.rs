@@ -56,9 +56,13 @@ pub struct ContextOptions {
     pub required_features: Option<wgpu::Features>,
 }
 
-/// The features the crate's kernels can use. None is required: every kernel that uses
-/// one has a fallback without it.
-pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP;
+/// The features the crate can use. None is required: every kernel that uses one has a
+/// fallback without it. Subgroup operations serve the kernels; timestamp queries let the
+/// benchmarks time work by the GPU's own clock (`bench::copy_bandwidth`), and without
+/// them they fall back to the wall clock.
+pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
+    .union(wgpu::Features::TIMESTAMP_QUERY)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
 
 impl ContextOptions {
     /// The primary backends (Vulkan, Metal, DirectX 12), plus OpenGL only when

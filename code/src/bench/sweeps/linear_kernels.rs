@@ -11,7 +11,9 @@ use crate::bench::figure::{Figure, Point};
 use crate::bench::gpu_peak::{GpuPeak, PeakSettings, gpu_peak};
 use crate::bench::linear_throughput::LinearBenchmark;
 use crate::bench::sweeps::timing::{Budget, Measurement, SeriesLimit, measure};
-use crate::bench::sweeps::{Progress, SweepError, SweepSettings, gigaflops_per_second};
+use crate::bench::sweeps::{
+    Progress, SweepError, SweepSettings, gigaflops_per_second, measure_point, push_repeats,
+};
 use crate::compiler::LinearStrategy;
 use crate::compiler::linear_strategy::PREFERRED_CONFIGURATIONS;
 use crate::gpu::GpuContext;
@@ -161,18 +163,21 @@ pub fn sweep(
     progress.advance("fp32 peak");
     let mut limits = vec![SeriesLimit::default(); names.len()];
     for &size in sizes {
-        for (kernel, (name, limit)) in names.iter().zip(&mut limits).enumerate() {
-            if limit.allows_next(&settings.budget) {
-                let (measurement, _) = kernels.measure(kernel, size, &settings.budget)?;
-                limit.record(&measurement);
-                figure.push(
-                    name,
-                    Point {
-                        x: size as f64,
-                        y: gigaflops_per_second(size, size, size, measurement.seconds_per_run),
-                    },
-                );
-            }
+        let wanted: Vec<bool> = limits
+            .iter()
+            .map(|limit| limit.allows_next(&settings.budget))
+            .collect();
+        let measured = measure_point(settings, &mut limits, &wanted, |kernel, budget| {
+            kernels
+                .measure(kernel, size, budget)
+                .map(|(measurement, _)| measurement)
+        })?;
+        for (name, measurements) in names.iter().zip(measured) {
+            let rates = measurements
+                .iter()
+                .map(|m| gigaflops_per_second(size, size, size, m.seconds_per_run))
+                .collect();
+            push_repeats(&mut figure, name, size as f64, rates);
             progress.advance(&format!("{name}, {size}³"));
         }
     }

@@ -7,6 +7,7 @@
 //! | `modes-by-depth-{software,gpu}` | the same at size 256, depths 4…128 |
 //! | `linear-kernels-{software,gpu}` | GFLOP/s of the GPU linear kernels, by size |
 //! | `reductions-{software,gpu}` | a GPU sum: workgroup-memory tree against subgroup operations, by size |
+//! | `gpu-copy-bandwidth-{software,gpu}` | device-to-device copy bandwidth by buffer size, two ways ([`crate::bench::copy_bandwidth`]) |
 //! | `cpu-linear` | GFLOP/s of every CPU linear variant and of the `matrixmultiply` crate, by size |
 //! | `memory-*` | the memory-hierarchy chapter's six figures ([`crate::memory::sweeps`]) |
 //!
@@ -15,27 +16,35 @@
 //! reruns the sweeps redraws the `-gpu` figures for their machine, and a run on a machine
 //! without one writes `-software` files and leaves the book's GPU figures alone.
 //!
-//! Every time includes everything a user of the mode would wait for: uploads, the
-//! dispatches and the readback of the result. The binary `sweep` runs them
+//! Every time of an execution mode includes everything a user of the mode would wait for:
+//! uploads, the dispatches and the readback of the result. The binary `sweep` runs them
 //! (`cargo run --release -p galaxy --bin sweep -- --help`).
+//!
+//! With `repeats` above one, every point of the GPU sweeps and of the mode sweeps is
+//! measured that many times, the series of one point taking turns
+//! ([`crate::bench::repeats`]); the CSV then gives the median and the range
+//! (`series,x,y,y_min,y_max`). The CPU-only figures are measured once.
 //!
 //! [`ExecutionMode`]: crate::runner::ExecutionMode
 
+pub mod copy_bandwidth;
 pub mod cpu_linear;
 pub mod linear_kernels;
 pub mod modes;
 pub mod reductions;
 pub mod timing;
 
-pub use timing::{Budget, Measurement, SeriesLimit, measure, median};
+pub use timing::{Budget, Measurement, SeriesLimit, measure, measure_timed, median};
 
 use thiserror::Error;
 
-use crate::bench::figure::{Axis, Figure, FigureError};
+use crate::bench::copy_bandwidth::CopyError;
+use crate::bench::figure::{Axis, Figure, FigureError, Point};
 pub use crate::bench::glob::glob_matches;
 use crate::bench::gpu_peak::PeakError;
 use crate::bench::hardware::hardware_description;
 use crate::bench::linear_throughput::ThroughputError;
+use crate::bench::repeats::{Repeats, interleaved};
 use crate::compiler::LinearStrategyError;
 use crate::gpu::{GpuContext, GpuError};
 use crate::graph::GraphError;
@@ -62,6 +71,11 @@ pub enum SweepError {
     },
     #[error("measuring the device's fp32 peak: {0}")]
     Peak(Box<PeakError>),
+    #[error("{what}: {source}")]
+    Copy {
+        what: String,
+        source: Box<CopyError>,
+    },
     #[error(transparent)]
     Graph(Box<GraphError>),
     #[error(transparent)]
@@ -107,6 +121,8 @@ pub struct SweepOptions {
     pub skip_cpu: bool,
     /// Leave out the figures that need a GPU adapter.
     pub skip_gpu: bool,
+    /// How many times each point of the GPU and mode sweeps is measured (at least 1).
+    pub repeats: usize,
     /// The command line recorded in each CSV file.
     pub command: String,
 }
@@ -130,14 +146,16 @@ pub enum Sweep {
     ModesByDepth,
     LinearKernels,
     Reductions,
+    CopyBandwidth,
     CpuLinear,
     Memory,
 }
 
 impl Sweep {
-    pub const ALL: [Sweep; 6] = [
+    pub const ALL: [Sweep; 7] = [
         Sweep::Memory,
         Sweep::CpuLinear,
+        Sweep::CopyBandwidth,
         Sweep::LinearKernels,
         Sweep::Reductions,
         Sweep::ModesByDepth,
@@ -157,6 +175,7 @@ impl Sweep {
             Sweep::ModesByDepth => "modes-by-depth",
             Sweep::LinearKernels => "linear-kernels",
             Sweep::Reductions => "reductions",
+            Sweep::CopyBandwidth => "gpu-copy-bandwidth",
             Sweep::CpuLinear => return vec!["cpu-linear".to_string()],
             Sweep::Memory => {
                 return crate::memory::sweeps::FIGURE_IDS
@@ -236,6 +255,8 @@ impl Progress for Silent {
 #[derive(Debug, Clone)]
 pub struct SweepSettings {
     pub budget: Budget,
+    /// How many times each point is measured (the CPU-only sweeps ignore it).
+    pub repeats: usize,
     pub command: String,
     /// The book's figures rather than a quick look (the memory sweeps have their own
     /// budgets and only need to know which).
@@ -246,6 +267,7 @@ impl SweepSettings {
     pub fn new(options: &SweepOptions) -> SweepSettings {
         SweepSettings {
             budget: options.budget(),
+            repeats: options.repeats.max(1),
             command: options.command.clone(),
             full: options.full,
         }
@@ -263,6 +285,7 @@ impl SweepSettings {
                 minimum_samples: 1,
                 maximum_samples: 1,
             },
+            repeats: 1,
             command: "cargo test".to_string(),
             full: false,
         }
@@ -326,6 +349,13 @@ pub fn run_sweep(
         Sweep::Reductions => {
             reductions::sweep(id, &reductions::ELEMENTS, settings, gpu(), progress)
         }
+        Sweep::CopyBandwidth => copy_bandwidth::sweep(
+            id,
+            &crate::bench::copy_bandwidth::SIZES,
+            settings,
+            gpu(),
+            progress,
+        ),
         Sweep::CpuLinear => cpu_linear::sweep(id, &cpu_linear::SIZES, settings, progress),
         Sweep::Memory => return Ok(memory_figures(settings, progress)),
     }?;
@@ -346,6 +376,57 @@ fn memory_figures(settings: &SweepSettings, progress: &mut dyn Progress) -> Vec<
         figure.command = settings.command.clone();
     }
     figures
+}
+
+// ANCHOR: measure_point
+/// Measures one point of every series `wanted` selects, `settings.repeats` times, the
+/// series taking turns, each repeat with its share of the point's time budget. A series
+/// whose run went over the budget is measured once. Each series' limit records the
+/// median of its repeats. Returns every series' measurements (none where not wanted).
+pub(crate) fn measure_point<E>(
+    settings: &SweepSettings,
+    limits: &mut [SeriesLimit],
+    wanted: &[bool],
+    mut measure_one: impl FnMut(usize, &Budget) -> Result<Measurement, E>,
+) -> Result<Vec<Vec<Measurement>>, E> {
+    let budget = settings.budget.per_repeat(settings.repeats);
+    let measured = interleaved(limits.len(), settings.repeats, |series, earlier| {
+        let over_budget = earlier.iter().any(|m: &Measurement| m.over_budget);
+        if !wanted[series] || over_budget {
+            return Ok(None);
+        }
+        measure_one(series, &budget).map(Some)
+    })?;
+    for (limit, measurements) in limits.iter_mut().zip(&measured) {
+        if let Some(seconds) =
+            Repeats::new(measurements.iter().map(|m| m.seconds_per_run).collect())
+        {
+            limit.record(&Measurement {
+                seconds_per_run: seconds.median(),
+                over_budget: measurements.iter().any(|m| m.over_budget),
+                samples: measurements.iter().map(|m| m.samples).sum(),
+                runs_per_sample: measurements[0].runs_per_sample,
+            });
+        }
+    }
+    Ok(measured)
+}
+// ANCHOR_END: measure_point
+
+/// Adds the point `x` to `series`: the median of `values`, with their range when there is
+/// more than one. Nothing is added for no values.
+pub(crate) fn push_repeats(figure: &mut Figure, series: &str, x: f64, values: Vec<f64>) {
+    let Some(repeats) = Repeats::new(values) else {
+        return;
+    };
+    let point = Point {
+        x,
+        y: repeats.median(),
+    };
+    match repeats.spread() {
+        Some(spread) => figure.push_with_spread(series, point, spread),
+        None => figure.push(series, point),
+    }
 }
 
 /// Milliseconds, the unit the time figures use.
@@ -371,6 +452,10 @@ mod tests {
         );
         assert_eq!(Sweep::Reductions.figure_ids("gpu"), ["reductions-gpu"]);
         assert_eq!(Sweep::Memory.figure_ids("gpu").len(), 6);
+        assert_eq!(
+            Sweep::CopyBandwidth.figure_ids("gpu"),
+            ["gpu-copy-bandwidth-gpu"]
+        );
     }
 
     #[test]
@@ -380,6 +465,7 @@ mod tests {
             only: vec!["modes-*".to_string(), "cpu-linear".to_string()],
             skip_cpu: false,
             skip_gpu: false,
+            repeats: 1,
             command: "test".to_string(),
         };
         // Without a context only the CPU figures can run.

@@ -5,9 +5,11 @@
 //! every layer and reading the output back. The graph-loop modes record several runs into
 //! one submission when a sample holds several runs; the time is still per run.
 
-use crate::bench::figure::{Figure, Point};
+use crate::bench::figure::Figure;
 use crate::bench::sweeps::timing::{Budget, Measurement, SeriesLimit, measure};
-use crate::bench::sweeps::{Progress, SweepError, SweepSettings, milliseconds};
+use crate::bench::sweeps::{
+    Progress, SweepError, SweepSettings, measure_point, milliseconds, push_repeats,
+};
 use crate::gpu::GpuContext;
 use crate::graph::{Workload, random_mlp};
 use crate::runner::ExecutionMode;
@@ -66,7 +68,8 @@ pub fn modes_by_depth(
 }
 
 /// Measures every mode at every `(x, size, depth)`, stopping each mode's series when the
-/// budget says so.
+/// budget says so. With repeats, the modes take turns at each point (every mode once, then
+/// every mode again), each repeat preparing its mode afresh.
 fn sweep_modes(
     mut figure: Figure,
     points: impl ExactSizeIterator<Item = (f64, usize, usize)>,
@@ -78,28 +81,27 @@ fn sweep_modes(
     progress.begin(&figure.id, points.len() * modes.len());
     let mut limits = vec![SeriesLimit::default(); modes.len()];
     for (x, size, depth) in points {
+        let wanted: Vec<bool> = limits
+            .iter()
+            .map(|limit| limit.allows_next(&settings.budget))
+            .collect();
         // Generating the workload costs time and memory at large sizes: only do it when
         // some mode still wants the point.
-        let wanted = |limit: &SeriesLimit| limit.allows_next(&settings.budget);
-        let workload = if limits.iter().any(wanted) {
-            Some(random_mlp(size, depth, SEED)?)
+        let measured = if wanted.contains(&true) {
+            let workload = random_mlp(size, depth, SEED)?;
+            measure_point(settings, &mut limits, &wanted, |mode, budget| {
+                time_mode(modes[mode], &workload, Some(context), budget)
+            })?
         } else {
-            None
+            vec![Vec::new(); modes.len()]
         };
-        for (mode, limit) in modes.iter().zip(&mut limits) {
-            let label = format!("{mode:?}, size {size}, depth {depth}");
-            if let Some(workload) = workload.as_ref().filter(|_| wanted(limit)) {
-                let measurement = time_mode(*mode, workload, Some(context), &settings.budget)?;
-                limit.record(&measurement);
-                figure.push(
-                    &format!("{mode:?}"),
-                    Point {
-                        x,
-                        y: milliseconds(measurement.seconds_per_run),
-                    },
-                );
-            }
-            progress.advance(&label);
+        for (mode, measurements) in modes.iter().zip(measured) {
+            let times = measurements
+                .iter()
+                .map(|measurement| milliseconds(measurement.seconds_per_run))
+                .collect();
+            push_repeats(&mut figure, &format!("{mode:?}"), x, times);
+            progress.advance(&format!("{mode:?}, size {size}, depth {depth}"));
         }
     }
     Ok(figure)
@@ -195,6 +197,35 @@ mod tests {
     }
 
     #[test]
+    fn repeats_give_every_point_a_median_and_a_range() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let settings = SweepSettings {
+            repeats: 3,
+            ..SweepSettings::single_sample_for_tests()
+        };
+        let figure = modes_by_size(
+            "modes-repeats-test".to_string(),
+            &[4],
+            1,
+            &settings,
+            context,
+            &mut Silent,
+        )
+        .unwrap();
+        assert_eq!(figure.series.len(), ExecutionMode::ALL.len());
+        for series in &figure.series {
+            let spread = series.spreads[0].expect("three repeats have a range");
+            let y = series.points[0].y;
+            assert!(
+                spread.minimum > 0.0 && spread.minimum <= y && y <= spread.maximum,
+                "{}: {y} outside {spread:?}",
+                series.name
+            );
+        }
+        assert!(figure.to_csv().contains("series,x,y,y_min,y_max"));
+    }
+
+    #[test]
     fn a_series_over_budget_ends_early() {
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
         // A budget no run can meet: every mode gets exactly one point, then stops.
@@ -203,8 +234,7 @@ mod tests {
                 seconds_per_run: 0.0,
                 ..SweepSettings::single_sample_for_tests().budget
             },
-            command: "cargo test".to_string(),
-            full: false,
+            ..SweepSettings::single_sample_for_tests()
         };
         let figure = modes_by_size(
             "over-budget".to_string(),

@@ -5,9 +5,11 @@
 //! number. The two strategies differ only in how a workgroup combines its values; at
 //! large sizes the upload dominates both, which is itself worth seeing.
 
-use crate::bench::figure::{Figure, Point};
+use crate::bench::figure::Figure;
 use crate::bench::sweeps::timing::{SeriesLimit, measure};
-use crate::bench::sweeps::{Progress, SweepError, SweepSettings, milliseconds};
+use crate::bench::sweeps::{
+    Progress, SweepError, SweepSettings, measure_point, milliseconds, push_repeats,
+};
 use crate::gpu::{GpuContext, Reduction, ReductionStrategy, ShaderCompilation};
 use crate::immediate::ImmediateGpu;
 use crate::tensor::Tensor2d;
@@ -68,45 +70,52 @@ pub fn sweep(
             .iter()
             .map(|&value| f64::from(value).abs())
             .sum();
-        for (&strategy, limit) in strategies.iter().zip(&mut limits) {
-            if limit.allows_next(&settings.budget) {
-                let what = format!("sum with {strategy:?} over {elements} elements");
-                let gpu_error = |source| SweepError::Gpu {
-                    what: what.clone(),
-                    source: Box::new(source),
-                };
-                let found = f64::from(
-                    gpu.reduce(Reduction::Sum, strategy, &input)
-                        .map_err(gpu_error)?,
-                );
-                // f32 partial sums: the error bound grows with the magnitudes added.
-                let tolerance = 1e-5 * magnitude.max(1.0);
-                // Written so that a NaN result fails too.
-                let within_tolerance = (found - expected).abs() <= tolerance;
-                if !within_tolerance {
-                    return Err(SweepError::WrongResult {
-                        what,
-                        details: format!("{found}, expected {expected} ± {tolerance}"),
-                    });
-                }
-                let measurement = measure(&settings.budget, |runs| {
-                    for _ in 0..runs {
-                        std::hint::black_box(
-                            gpu.reduce(Reduction::Sum, strategy, &input)
-                                .map_err(gpu_error)?,
-                        );
-                    }
-                    Ok::<(), SweepError>(())
-                })?;
-                limit.record(&measurement);
-                figure.push(
-                    &format!("{strategy:?}"),
-                    Point {
-                        x: elements as f64,
-                        y: milliseconds(measurement.seconds_per_run),
-                    },
-                );
+        let wanted: Vec<bool> = limits
+            .iter()
+            .map(|limit| limit.allows_next(&settings.budget))
+            .collect();
+        let measured = measure_point(settings, &mut limits, &wanted, |index, budget| {
+            let strategy = strategies[index];
+            let what = format!("sum with {strategy:?} over {elements} elements");
+            let gpu_error = |source| SweepError::Gpu {
+                what: what.clone(),
+                source: Box::new(source),
+            };
+            let found = f64::from(
+                gpu.reduce(Reduction::Sum, strategy, &input)
+                    .map_err(gpu_error)?,
+            );
+            // f32 partial sums: the error bound grows with the magnitudes added.
+            let tolerance = 1e-5 * magnitude.max(1.0);
+            // Written so that a NaN result fails too.
+            let within_tolerance = (found - expected).abs() <= tolerance;
+            if !within_tolerance {
+                return Err(SweepError::WrongResult {
+                    what,
+                    details: format!("{found}, expected {expected} ± {tolerance}"),
+                });
             }
+            measure(budget, |runs| {
+                for _ in 0..runs {
+                    std::hint::black_box(
+                        gpu.reduce(Reduction::Sum, strategy, &input)
+                            .map_err(gpu_error)?,
+                    );
+                }
+                Ok::<(), SweepError>(())
+            })
+        })?;
+        for (strategy, measurements) in strategies.iter().zip(measured) {
+            let times = measurements
+                .iter()
+                .map(|m| milliseconds(m.seconds_per_run))
+                .collect();
+            push_repeats(
+                &mut figure,
+                &format!("{strategy:?}"),
+                elements as f64,
+                times,
+            );
             progress.advance(&format!("{strategy:?}, {elements} elements"));
         }
     }
