@@ -1,9 +1,14 @@
 //! One colour per series name, the same in every figure of the book.
 //!
 //! A reader who has learnt that orange is `GraphCompiled` in one figure should find it
-//! orange in the next. Execution modes and the crate's kernels get colours from a fixed
-//! table, chosen so that related modes share a hue family (the immediate modes red, the
-//! graph modes blue, the graph-loop modes green).
+//! orange in the next. Figures label their lines directly, so a colour only has to tell
+//! the lines of one panel apart; it no longer carries the name. Execution modes and the
+//! crate's kernels therefore get colours from a fixed table, saturated enough to read as
+//! text on white, and chosen so that the modes drawn together (the rungs of the ladder,
+//! the four modes of a family, the "after" of each step) never share a hue.
+//!
+//! Only emphasised lines are drawn in these colours: context lines are grey, and
+//! reference lines (a measured peak, PyTorch, cuBLAS) dashed in grey or black.
 //!
 //! Any other name (a chapter's own series, such as the access patterns of the memory
 //! chapter) gets a colour of [`PALETTE`] picked by a stable hash of the name, so it is the
@@ -14,29 +19,28 @@
 
 use plotters::style::RGBColor;
 
-// ANCHOR: colour_table
 /// Execution modes (`galaxy::runner::ExecutionMode`, as `{:?}` writes them).
 pub const MODE_COLOURS: [(&str, RGBColor); 14] = [
     ("Cpu", RGBColor(0x8c, 0x56, 0x4b)),
-    ("CpuGraph", RGBColor(0xc4, 0x9c, 0x94)),
-    ("Immediate", RGBColor(0xd6, 0x27, 0x28)),
-    ("ImmediateCached", RGBColor(0xff, 0x98, 0x96)),
-    ("Graph", RGBColor(0x1f, 0x77, 0xb4)),
-    ("GraphCached", RGBColor(0x6b, 0xae, 0xd6)),
-    ("GraphFused", RGBColor(0x08, 0x30, 0x6b)),
-    ("GraphCachedFused", RGBColor(0x17, 0xbe, 0xcf)),
-    ("GraphLoop", RGBColor(0x2c, 0xa0, 0x2c)),
-    ("GraphLoopCached", RGBColor(0x98, 0xdf, 0x8a)),
-    ("GraphLoopFused", RGBColor(0x00, 0x44, 0x1b)),
-    ("GraphLoopCachedFused", RGBColor(0xbc, 0xbd, 0x22)),
-    ("OpCode", RGBColor(0x94, 0x67, 0xbd)),
+    ("CpuGraph", RGBColor(0x94, 0x67, 0xbd)),
+    ("Immediate", RGBColor(0xe3, 0x77, 0xc2)),
+    ("ImmediateCached", RGBColor(0xd6, 0x27, 0x28)),
+    ("Graph", RGBColor(0x17, 0xbe, 0xcf)),
+    ("GraphCached", RGBColor(0x1f, 0x77, 0xb4)),
+    ("GraphFused", RGBColor(0xbc, 0xbd, 0x22)),
+    ("GraphCachedFused", RGBColor(0x2c, 0xa0, 0x2c)),
+    ("GraphLoop", RGBColor(0x8c, 0x6d, 0x31)),
+    ("GraphLoopCached", RGBColor(0x39, 0x3b, 0x79)),
+    ("GraphLoopFused", RGBColor(0x7b, 0x41, 0x73)),
+    ("GraphLoopCachedFused", RGBColor(0x00, 0x9e, 0x8f)),
+    ("OpCode", RGBColor(0x84, 0x3c, 0x39)),
     ("GraphCompiled", RGBColor(0xff, 0x7f, 0x0e)),
 ];
 
 /// CPU linear variants, named after their functions, and the `matrixmultiply` yardstick.
 pub const CPU_KERNEL_COLOURS: [(&str, RGBColor); 8] = [
     ("linear_naive", RGBColor(0xd6, 0x27, 0x28)),
-    ("linear_local_accumulator", RGBColor(0xff, 0x98, 0x96)),
+    ("linear_local_accumulator", RGBColor(0xe3, 0x77, 0xc2)),
     ("linear_transposed_weights", RGBColor(0x94, 0x67, 0xbd)),
     ("linear_loop_order", RGBColor(0x1f, 0x77, 0xb4)),
     ("linear_blocked", RGBColor(0x17, 0xbe, 0xcf)),
@@ -46,29 +50,30 @@ pub const CPU_KERNEL_COLOURS: [(&str, RGBColor); 8] = [
 ];
 
 /// GPU linear kernels as `LinearStrategy` displays them (register-blocked tiles from the
-/// largest, darkest green, to the smallest), the chooser, and the measured peak. The
-/// naive and the chosen kernel share the hues of `linear_naive` and `GraphCompiled`.
-pub const GPU_KERNEL_COLOURS: [(&str, RGBColor); 10] = [
+/// largest, darkest green, to the smallest), the best of the register-blocked family at
+/// each size, the chooser, the measured peak and cuBLAS. The naive kernel shares the hue
+/// of `linear_naive`.
+pub const GPU_KERNEL_COLOURS: [(&str, RGBColor); 13] = [
     ("naive", RGBColor(0xd6, 0x27, 0x28)),
-    ("tiled 16×16", RGBColor(0x17, 0xbe, 0xcf)),
+    ("tiled 16×16", RGBColor(0x1f, 0x77, 0xb4)),
     ("register-blocked 128×128×8/8×8", RGBColor(0x00, 0x44, 0x1b)),
     ("register-blocked 128×64×8/8×8", RGBColor(0x00, 0x6d, 0x2c)),
     ("register-blocked 64×64×8/8×8", RGBColor(0x23, 0x8b, 0x45)),
     ("register-blocked 64×32×16/4×4", RGBColor(0x41, 0xab, 0x5d)),
     ("register-blocked 32×32×16/4×4", RGBColor(0x74, 0xc4, 0x76)),
     ("register-blocked 16×32×16/4×4", RGBColor(0xa1, 0xd9, 0x9b)),
+    ("best register-blocked", RGBColor(0x2c, 0xa0, 0x2c)),
     ("chosen per shape", RGBColor(0xff, 0x7f, 0x0e)),
-    (
-        "fp32 peak (peak_fma, measured once)",
-        RGBColor(0x7f, 0x7f, 0x7f),
-    ),
+    ("fp32 peak (peak_fma, measured once)", RGBColor(0x55, 0x55, 0x55)),
+    ("measured fp32 peak", RGBColor(0x55, 0x55, 0x55)),
+    ("cuBLAS (PyTorch)", RGBColor(0x00, 0x00, 0x00)),
 ];
 
 /// Outside yardsticks drawn beside the execution modes: PyTorch on the same GPU
-/// (`shared/tools/torch_mlp_anchor.py`).
+/// (`shared/tools/torch_mlp_anchor.py`), drawn as dashed reference lines.
 pub const REFERENCE_COLOURS: [(&str, RGBColor); 2] = [
-    ("PyTorch eager", RGBColor(0xe3, 0x77, 0xc2)),
-    ("PyTorch CUDA graph", RGBColor(0x7f, 0x7f, 0x7f)),
+    ("PyTorch eager", RGBColor(0x99, 0x99, 0x99)),
+    ("PyTorch CUDA graph", RGBColor(0x33, 0x33, 0x33)),
 ];
 
 /// Reduction strategies (`galaxy::gpu::ReductionStrategy`).
@@ -76,7 +81,37 @@ pub const REDUCTION_COLOURS: [(&str, RGBColor); 2] = [
     ("WorkgroupMemory", RGBColor(0x1f, 0x77, 0xb4)),
     ("Subgroups", RGBColor(0xff, 0x7f, 0x0e)),
 ];
-// ANCHOR_END: colour_table
+
+/// The colour of context lines: the series a figure shows for comparison, not for
+/// discussion.
+pub const CONTEXT_GREY: RGBColor = RGBColor(0xa8, 0xa8, 0xa8);
+
+/// The colour of text that names a context line or a marker: darker than the line, so it
+/// reads on white.
+pub const CONTEXT_TEXT: RGBColor = RGBColor(0x6a, 0x6a, 0x6a);
+
+/// The colour of reference lines without a colour of their own.
+pub const REFERENCE_GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
+
+/// The colour to write a line's label in: the line's colour, darkened where it is too
+/// light to read as text on white (relative luminance above 0.3).
+pub fn text_colour(line: RGBColor) -> RGBColor {
+    let RGBColor(r, g, b) = line;
+    let linear = |channel: u8| {
+        let value = f64::from(channel) / 255.0;
+        if value <= 0.04045 {
+            value / 12.92
+        } else {
+            ((value + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    if luminance <= 0.3 {
+        return line;
+    }
+    let darker = |channel: u8| (f64::from(channel) * 0.7).round() as u8;
+    RGBColor(darker(r), darker(g), darker(b))
+}
 
 /// The colours of a figure's series, in order: table colours for known names, palette
 /// colours for the others, no two alike.
@@ -105,8 +140,8 @@ pub fn figure_colours<'name>(names: impl IntoIterator<Item = &'name str>) -> Vec
     colours.into_iter().flatten().collect()
 }
 
-/// The fixed colour of an execution mode or kernel.
-fn table_colour(name: &str) -> Option<RGBColor> {
+/// The fixed colour of an execution mode, kernel or yardstick.
+pub fn table_colour(name: &str) -> Option<RGBColor> {
     MODE_COLOURS
         .iter()
         .chain(&CPU_KERNEL_COLOURS)
@@ -188,10 +223,18 @@ mod tests {
             &GPU_KERNEL_COLOURS,
             &REDUCTION_COLOURS,
         ];
+        // The peak under its CSV name and under its label is one line: one colour.
+        let same_line = |a: &str, b: &str| {
+            let pair = [a, b];
+            pair.contains(&"measured fp32 peak")
+                && pair.contains(&"fp32 peak (peak_fma, measured once)")
+        };
         for figure in figures {
             for (index, (name, colour)) in figure.iter().enumerate() {
                 for (other_name, other_colour) in &figure[index + 1..] {
-                    assert_ne!(colour, other_colour, "{name} and {other_name}");
+                    if !same_line(name, other_name) {
+                        assert_ne!(colour, other_colour, "{name} and {other_name}");
+                    }
                 }
             }
         }
@@ -203,6 +246,14 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), count, "a name appears in two tables");
+    }
+
+    #[test]
+    fn light_colours_are_darkened_for_text() {
+        let navy = RGBColor(0x39, 0x3b, 0x79);
+        assert_eq!(text_colour(navy), navy);
+        let RGBColor(r, g, b) = text_colour(RGBColor(0xbc, 0xbd, 0x22));
+        assert!(r < 0xbc && g < 0xbd && b < 0x22, "{r} {g} {b}");
     }
 
     #[test]

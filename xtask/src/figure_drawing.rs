@@ -1,447 +1,653 @@
-//! Drawing one figure's CSV file as an SVG image with plotters.
+//! Drawing a planned figure as an SVG image with plotters.
 //!
-//! The layout: the title on top, the chart with its axes (logarithmic where the CSV says
-//! so), a legend to the right with one line per series, and a caption line at the bottom
-//! naming the hardware the data came from. Every measured point is marked, so a series
-//! that stopped early (the sweep's time budget) visibly ends there.
+//! The page shows figures 750 pixels wide, so they are drawn at exactly that width, with
+//! no text smaller than 12 pixels. From top to bottom: the title, a subtitle saying how to
+//! read the figure, the y axis title, the panels (small multiples on shared axes), the x
+//! axis title, and a caption naming the hardware. Every line is labelled directly at its
+//! last point, in its own colour; labels that would overlap are moved apart and joined to
+//! their line by a thin leader. Emphasised lines are thick and coloured, context lines
+//! thin and grey, reference lines dashed. Every measured point is marked, so a series that
+//! stopped early (the sweep's time budget) visibly ends there; where repeated runs gave a
+//! spread, it is a light band around the line (or a bar at each point that has one).
 //!
-//! Only plotters' SVG backend is used: text is written as SVG `<text>` and drawn by the
+//! Only plotters' SVG backend is used: text is written as SVG `<text>` and set by the
 //! browser, so no font library is needed here and the figure stays sharp at any zoom.
+//! Positions are computed here (`figure_axes`, `figure_labels`); plotters draws the
+//! shapes and the text.
 
-use std::ops::Range;
-use std::path::{Path, PathBuf};
-
-use plotters::coord::Shift;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{FontDesc, FontFamily, FontStyle};
 use thiserror::Error;
 
-use crate::figure::{Figure, FigureError};
-use crate::figure_colours::figure_colours;
+use crate::figure_axes::{Scale, tick_label, x_range, x_ticks, y_axis};
+use crate::figure_colours::{CONTEXT_TEXT, text_colour};
+use crate::figure_labels::{LabelRequest, place_labels, text_width, wrap};
+use crate::figure_plan::{Line, Plan};
+use crate::figure_specs::Role;
 
-/// Why a figure could not be drawn. Every variant names the CSV file.
+/// The width of every figure: the width of the page's text column.
+pub const WIDTH: u32 = 750;
+/// No text of a figure is smaller than this, in pixels.
+pub const SMALLEST_TEXT: f64 = 12.0;
+
+const TITLE_SIZE: f64 = 16.0;
+const SUBTITLE_SIZE: f64 = 13.0;
+const AXIS_TITLE_SIZE: f64 = 13.0;
+const PANEL_TITLE_SIZE: f64 = 13.0;
+const TICK_SIZE: f64 = SMALLEST_TEXT;
+const LABEL_SIZE: f64 = 13.0;
+const CONTEXT_LABEL_SIZE: f64 = SMALLEST_TEXT;
+const CAPTION_SIZE: f64 = SMALLEST_TEXT;
+
+/// The white space around everything, and between two columns of panels.
+const MARGIN: f64 = 12.0;
+const COLUMN_GAP: f64 = 22.0;
+/// Ticks closer than this on a y axis would crowd their labels.
+const Y_TICK_GAP: f64 = 24.0;
+
+const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
+const SOFT_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const AXIS: RGBColor = RGBColor(0x88, 0x88, 0x88);
+const GRID: RGBColor = RGBColor(0xe8, 0xe8, 0xe8);
+const MARKER_LINE: RGBColor = RGBColor(0xb0, 0xb0, 0xb0);
+
+/// Why plotters could not draw a figure.
 #[derive(Debug, Error)]
-pub enum DrawError {
-    #[error(transparent)]
-    Figure(#[from] FigureError),
-    #[error("{path}: the figure has no points to draw")]
-    Empty { path: String },
-    #[error(
-        "{path}: the {axis} axis is logarithmic, but series `{series}` has the value {value} \
-         there (a logarithmic axis holds only positive values)"
-    )]
-    NotPositive {
-        path: String,
-        axis: &'static str,
-        series: String,
-        value: f64,
-    },
-    #[error("{path}: series `{series}` has the value {value} on the {axis} axis")]
-    NotFinite {
-        path: String,
-        axis: &'static str,
-        series: String,
-        value: f64,
-    },
-    #[error("{path}: drawing failed: {message}")]
-    Plotters { path: String, message: String },
+#[error("figure `{id}`: drawing failed: {message}")]
+pub struct DrawError {
+    pub id: String,
+    pub message: String,
 }
 
-const CHART_WIDTH: u32 = 760;
-const HEIGHT: u32 = 520;
-const CAPTION_HEIGHT: u32 = 30;
-const LEGEND_LINE_HEIGHT: i32 = 20;
-
-/// Reads `csv` and draws it into `<output_directory>/<id>.svg`; returns the SVG's path.
-pub fn draw_csv(csv: &Path, output_directory: &Path) -> Result<PathBuf, DrawError> {
-    let figure = Figure::read_csv(csv)?;
-    let path = output_directory.join(format!("{}.svg", figure.id));
-    draw(&figure, &csv.display().to_string(), &path)?;
-    Ok(path)
+/// The height of one panel's plot, by the number of rows of panels.
+fn plot_height(rows: usize) -> f64 {
+    match rows {
+        1 => 300.0,
+        2 => 185.0,
+        3 => 150.0,
+        _ => 130.0,
+    }
 }
 
-// ANCHOR: axis_range
-/// The range an axis must show so every value fits, with a margin (whole decades on a
-/// base-10 logarithmic axis). A logarithmic axis accepts only positive values: a zero or negative one is an error that names the file
-/// and the series, not a silently missing point.
-pub fn axis_range(
-    figure: &Figure,
-    path: &str,
-    axis: &'static str,
-) -> Result<Range<f64>, DrawError> {
-    let logarithmic = match axis {
-        "x" => figure.x.logarithmic,
-        _ => figure.y.logarithmic,
-    };
-    let (mut lowest, mut highest) = (f64::INFINITY, f64::NEG_INFINITY);
-    for series in &figure.series {
-        for point in &series.points {
-            let value = if axis == "x" { point.x } else { point.y };
-            let problem = if !value.is_finite() {
-                Some(DrawError::NotFinite {
-                    path: path.to_string(),
-                    axis,
-                    series: series.name.clone(),
-                    value,
-                })
-            } else if logarithmic && value <= 0.0 {
-                Some(DrawError::NotPositive {
-                    path: path.to_string(),
-                    axis,
-                    series: series.name.clone(),
-                    value,
-                })
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                return Err(problem);
-            }
-            lowest = lowest.min(value);
-            highest = highest.max(value);
-        }
-    }
-    if lowest > highest {
-        return Err(DrawError::Empty {
-            path: path.to_string(),
-        });
-    }
-    Ok(if logarithmic {
-        let base = match axis {
-            "x" => logarithm_base(
-                figure
-                    .series
-                    .iter()
-                    .flat_map(|s| s.points.iter().map(|p| p.x)),
-            ),
-            _ => 10.0,
-        };
-        if base == 10.0 {
-            // Whole decades, so that both ends carry a label; the 10% keeps a point that
-            // lies on a power of ten off the frame.
-            let decade_below = 10f64.powf((lowest / 1.1).log10().floor());
-            let decade_above = 10f64.powf((highest * 1.1).log10().ceil());
-            decade_below..decade_above
-        } else {
-            // The measured sizes are the labels: a margin of less than one doubling.
-            lowest / 1.6..highest * 1.6
-        }
+/// A font of `size` pixels as the SVG will write it. plotters' SVG backend divides the
+/// size it is given by 1.24 (it converts points to pixels), so this multiplies first.
+fn font(size: f64, bold: bool) -> FontDesc<'static> {
+    let style = if bold {
+        FontStyle::Bold
     } else {
-        let span = if lowest == highest {
-            lowest.abs().max(1.0)
-        } else {
-            highest - lowest
-        };
-        // Linear axes start at zero when the data is positive: bars of time or speed
-        // compared by eye need the zero.
-        lowest.min(0.0) - 0.02 * span..highest + 0.05 * span
-    })
+        FontStyle::Normal
+    };
+    FontDesc::new(FontFamily::SansSerif, size * 1.24, style)
 }
-// ANCHOR_END: axis_range
 
-/// Draws `figure` into the SVG file `output`. `source` names the CSV in errors.
-pub fn draw(figure: &Figure, source: &str, output: &Path) -> Result<(), DrawError> {
-    let x = axis_range(figure, source, "x")?;
-    let y = axis_range(figure, source, "y")?;
-    let plotting = |message: String| DrawError::Plotters {
-        path: source.to_string(),
+fn text_style(size: f64, bold: bool, colour: RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
+    TextStyle {
+        font: font(size, bold),
+        color: colour.to_backend_color(),
+        pos: Pos::new(h, v),
+    }
+}
+
+fn at(x: f64, y: f64) -> (i32, i32) {
+    (x.round() as i32, y.round() as i32)
+}
+
+/// Where one panel's plot lies on the page.
+struct PanelBox {
+    left: f64,
+    top: f64,
+    width: f64,
+    height: f64,
+    title_top: f64,
+    first_column: bool,
+    bottom_row: bool,
+}
+
+/// Draws `plan` and returns the SVG document.
+pub fn render(plan: &Plan) -> Result<String, DrawError> {
+    let failed = |message: String| DrawError {
+        id: plan.id.clone(),
         message,
     };
-    let legend_width = legend_width(figure);
-    let root = SVGBackend::new(output, (CHART_WIDTH + legend_width, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plotting(e.to_string()))?;
-    let (upper, caption) = root.split_vertically(HEIGHT - CAPTION_HEIGHT);
-    let (chart_area, legend_area) = upper.split_horizontally(CHART_WIDTH);
-    let x_base = logarithm_base(
-        figure
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.x)),
-    );
-    let bases = (x_base, 10.0);
-    let log = |range: Range<f64>, base| range.log_scale().base(base);
-    match (figure.x.logarithmic, figure.y.logarithmic) {
-        (true, true) => draw_chart(&chart_area, figure, bases, log(x, x_base), log(y, 10.0)),
-        (true, false) => draw_chart(&chart_area, figure, bases, log(x, x_base), y),
-        (false, true) => draw_chart(&chart_area, figure, bases, x, log(y, 10.0)),
-        (false, false) => draw_chart(&chart_area, figure, bases, x, y),
-    }
-    .map_err(plotting)?;
-    draw_legend(&legend_area, figure).map_err(plotting)?;
-    let caption_style = TextStyle::from(("sans-serif", 12).into_font())
-        .color(&RGBColor(0x44, 0x44, 0x44))
-        .pos(Pos::new(HPos::Left, VPos::Center));
-    caption
-        .draw(&Text::new(
-            format!("Measured on {}", figure.hardware),
-            (12, CAPTION_HEIGHT as i32 / 2),
-            caption_style,
-        ))
-        .map_err(|e| plotting(e.to_string()))?;
-    root.present().map_err(|e| plotting(e.to_string()))
-}
-
-/// The chart: title, axes with labels, one line with point marks per series. `bases`
-/// are the bases of the logarithmic axes, for their tick labels.
-fn draw_chart<X, Y>(
-    area: &DrawingArea<SVGBackend, Shift>,
-    figure: &Figure,
-    (x_base, y_base): (f64, f64),
-    x: X,
-    y: Y,
-) -> Result<(), String>
-where
-    X: AsRangedCoord<Value = f64>,
-    Y: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(area)
-        .caption(&figure.title, ("sans-serif", 20).into_font())
-        .margin(14)
-        .x_label_area_size(46)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x, y)
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc(figure.x.label.as_str())
-        .y_desc(figure.y.label.as_str())
-        .x_labels(12)
-        .y_labels(12)
-        .x_label_formatter(&|value| tick_label(*value, x_base))
-        .y_label_formatter(&|value| tick_label(*value, y_base))
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
-        .axis_desc_style(("sans-serif", 14).into_font())
-        .label_style(("sans-serif", 12).into_font())
-        .draw()
-        .map_err(|e| e.to_string())?;
-    let colours = figure_colours(figure.series.iter().map(|series| series.name.as_str()));
-    for (series, colour) in figure.series.iter().zip(colours) {
-        let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(
-                points
-                    .into_iter()
-                    .map(|point| Circle::new(point, 3, colour.filled())),
-            )
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-/// One line per series, in the figure's order, in the strip right of the chart.
-fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, figure: &Figure) -> Result<(), String> {
-    let style =
-        TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    let colours = figure_colours(figure.series.iter().map(|series| series.name.as_str()));
-    for (index, (series, colour)) in figure.series.iter().zip(colours).enumerate() {
-        let y = 60 + index as i32 * LEGEND_LINE_HEIGHT;
-        area.draw(&PathElement::new(
-            vec![(4, y), (30, y)],
-            colour.stroke_width(2),
-        ))
-        .map_err(|e| e.to_string())?;
-        area.draw(&Circle::new((17, y), 3, colour.filled()))
-            .map_err(|e| e.to_string())?;
-        area.draw(&Text::new(series.name.clone(), (38, y), style.clone()))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-/// Wide enough for the longest series name (about 7 pixels per character at 13 px).
-fn legend_width(figure: &Figure) -> u32 {
-    let longest = figure
-        .series
+    let points = plan
+        .panels
         .iter()
-        .map(|series| series.name.chars().count())
-        .max()
-        .unwrap_or(0) as u32;
-    (50 + 7 * longest).clamp(120, 420)
-}
-
-/// 2 when every value is a power of two (sizes that double from point to point: the
-/// ticks then fall on the measured sizes), 10 otherwise.
-pub fn logarithm_base(values: impl IntoIterator<Item = f64>) -> f64 {
-    let mut values = values.into_iter().peekable();
-    let powers_of_two = values.peek().is_some()
-        && values
-            .all(|value| value >= 1.0 && value.fract() == 0.0 && (value as u64).is_power_of_two());
-    if powers_of_two { 2.0 } else { 10.0 }
-}
-
-/// Tick labels without trailing zeros: `1024`, `0.5`, `2.5e-5`, `1e7`; on a base-2 axis,
-/// powers of two from 2¹⁶ up as `2¹⁶`, shorter than `65536`.
-pub fn tick_label(value: f64, base: f64) -> String {
-    let magnitude = value.abs();
-    if base == 2.0 && value >= 65536.0 && value.fract() == 0.0 && (value as u64).is_power_of_two() {
-        const SUPERSCRIPTS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-        let exponent = (value as u64).trailing_zeros().to_string();
-        let superscript: String = exponent
-            .chars()
-            .map(|digit| SUPERSCRIPTS[digit.to_digit(10).unwrap_or(0) as usize])
-            .collect();
-        format!("2{superscript}")
-    } else if value == 0.0 {
-        "0".to_string()
-    } else if !(1e-3..1e6).contains(&magnitude) {
-        let text = format!("{value:e}");
-        // `1.5e6` stays; `1e6` rather than `1.0e6`.
-        text.replace(".0e", "e")
-    } else {
-        let text = format!("{value:.3}");
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
+        .flat_map(|panel| panel.lines.iter())
+        .flat_map(|line| line.points.iter());
+    let (mut x_low, mut x_high) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y_low, mut y_high) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut x_values = Vec::new();
+    for point in points {
+        x_low = x_low.min(point.x);
+        x_high = x_high.max(point.x);
+        x_values.push(point.x);
+        let (low, high) = point.spread.unwrap_or((point.y, point.y));
+        y_low = y_low.min(low.min(point.y));
+        y_high = y_high.max(high.max(point.y));
     }
+    for marker in &plan.markers {
+        x_low = x_low.min(marker.x);
+        x_high = x_high.max(marker.x);
+    }
+
+    // Vertical layout: title, subtitle, y axis title, rows of panels, x axis title,
+    // caption.
+    let text_width_available = f64::from(WIDTH) - 2.0 * MARGIN;
+    let columns = plan.columns.min(plan.panels.len()).max(1);
+    let rows = plan.panels.len().div_ceil(columns);
+    let height_of_plot = plot_height(rows);
+    let (y_axis_low, y_axis_high, y_ticks) =
+        y_axis(y_low, y_high, plan.y.logarithmic, height_of_plot, Y_TICK_GAP);
+    let y_tick_labels: Vec<String> = y_ticks
+        .iter()
+        .map(|tick| tick_label(*tick, plan.y.format))
+        .collect();
+    let mut cursor = MARGIN;
+    let title_top = cursor;
+    cursor += TITLE_SIZE + 8.0;
+    let subtitle_lines = plan
+        .subtitle
+        .as_deref()
+        .map(|text| wrap(text, text_width_available, SUBTITLE_SIZE))
+        .unwrap_or_default();
+    let subtitle_top = cursor;
+    cursor += subtitle_lines.len() as f64 * (SUBTITLE_SIZE + 5.0);
+    cursor += 6.0;
+    let y_title_top = cursor;
+    cursor += AXIS_TITLE_SIZE + 10.0;
+    let has_panel_titles = plan.panels.iter().any(|panel| panel.title.is_some());
+
+    // Horizontal layout: the y tick labels, then per column the plot and the room its
+    // lines' labels need on the right.
+    let widest_tick = y_tick_labels
+        .iter()
+        .map(|label| text_width(label, TICK_SIZE))
+        .fold(0.0, f64::max);
+    let plots_left = MARGIN + widest_tick + 10.0;
+    let column_width =
+        (f64::from(WIDTH) - MARGIN - plots_left - (columns - 1) as f64 * COLUMN_GAP) / columns as f64;
+    let label_room = plan
+        .panels
+        .iter()
+        .flat_map(|panel| panel.lines.iter())
+        .map(|line| text_width(&line.label, label_size(line)) + 14.0)
+        .fold(0.0, f64::max)
+        .min(column_width * 0.45);
+    let plot_width = column_width - label_room;
+
+    let mut boxes = Vec::new();
+    for row in 0..rows {
+        let title_top = cursor;
+        if has_panel_titles {
+            cursor += PANEL_TITLE_SIZE + 9.0;
+        }
+        let top = cursor;
+        cursor += height_of_plot;
+        cursor += if row + 1 == rows { TICK_SIZE + 16.0 } else { 18.0 };
+        for column in 0..columns {
+            let index = row * columns + column;
+            if index >= plan.panels.len() {
+                break;
+            }
+            boxes.push(PanelBox {
+                left: plots_left + column as f64 * (column_width + COLUMN_GAP),
+                top,
+                width: plot_width,
+                height: height_of_plot,
+                title_top,
+                first_column: column == 0,
+                bottom_row: index + columns >= plan.panels.len(),
+            });
+        }
+    }
+    let x_title_top = cursor + 2.0;
+    cursor = x_title_top + AXIS_TITLE_SIZE + 12.0;
+    let caption_lines: Vec<String> = plan
+        .caption
+        .iter()
+        .flat_map(|sentence| wrap(sentence, text_width_available, CAPTION_SIZE))
+        .collect();
+    let caption_top = cursor;
+    cursor += caption_lines.len() as f64 * (CAPTION_SIZE + 4.0) + MARGIN;
+    let height = cursor.ceil() as u32;
+
+    let (x_axis_low, x_axis_high) = x_range(x_low, x_high, plan.x.logarithmic);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| failed(e.to_string()))?;
+        let text = |content: &str, x: f64, y: f64, style: &TextStyle| {
+            root.draw(&Text::new(content.to_string(), at(x, y), style.clone()))
+                .map_err(|e| failed(e.to_string()))
+        };
+        text(
+            &plan.title,
+            MARGIN,
+            title_top,
+            &text_style(TITLE_SIZE, true, TEXT, HPos::Left, VPos::Top),
+        )?;
+        for (index, line) in subtitle_lines.iter().enumerate() {
+            text(
+                line,
+                MARGIN,
+                subtitle_top + index as f64 * (SUBTITLE_SIZE + 5.0),
+                &text_style(SUBTITLE_SIZE, false, SOFT_TEXT, HPos::Left, VPos::Top),
+            )?;
+        }
+        text(
+            &plan.y.label,
+            MARGIN,
+            y_title_top,
+            &text_style(AXIS_TITLE_SIZE, false, TEXT, HPos::Left, VPos::Top),
+        )?;
+
+        for (panel, frame) in plan.panels.iter().zip(&boxes) {
+            let x_scale = Scale {
+                low: x_axis_low,
+                high: x_axis_high,
+                logarithmic: plan.x.logarithmic,
+                start: frame.left,
+                end: frame.left + frame.width,
+            };
+            let y_scale = Scale {
+                low: y_axis_low,
+                high: y_axis_high,
+                logarithmic: plan.y.logarithmic,
+                start: frame.top + frame.height,
+                end: frame.top,
+            };
+            if let Some(title) = &panel.title {
+                text(
+                    title,
+                    frame.left,
+                    frame.title_top,
+                    &text_style(PANEL_TITLE_SIZE, true, TEXT, HPos::Left, VPos::Top),
+                )?;
+            }
+            draw_axes(&root, plan, frame, &x_scale, &y_scale, &x_values, &y_ticks)
+                .map_err(failed)?;
+            draw_markers(&root, plan, frame, &x_scale).map_err(failed)?;
+            draw_lines(&root, &panel.lines, &x_scale, &y_scale).map_err(failed)?;
+            draw_direct_labels(&root, &panel.lines, frame, &x_scale, &y_scale).map_err(failed)?;
+        }
+
+        let plots_right = boxes
+            .iter()
+            .map(|frame| frame.left + frame.width)
+            .fold(plots_left, f64::max);
+        text(
+            &plan.x.label,
+            (plots_left + plots_right) / 2.0,
+            x_title_top,
+            &text_style(AXIS_TITLE_SIZE, false, TEXT, HPos::Center, VPos::Top),
+        )?;
+        for (index, line) in caption_lines.iter().enumerate() {
+            text(
+                line,
+                MARGIN,
+                caption_top + index as f64 * (CAPTION_SIZE + 4.0),
+                &text_style(CAPTION_SIZE, false, SOFT_TEXT, HPos::Left, VPos::Top),
+            )?;
+        }
+        root.present().map_err(|e| failed(e.to_string()))?;
+    }
+    Ok(with_description(svg, plan))
+}
+
+fn label_size(line: &Line) -> f64 {
+    if line.role == Role::Context {
+        CONTEXT_LABEL_SIZE
+    } else {
+        LABEL_SIZE
+    }
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// Grid lines at the ticks, the two axis lines, tick marks, and tick labels on the outer
+/// panels only (the axes are shared).
+fn draw_axes(
+    root: &Area,
+    plan: &Plan,
+    frame: &PanelBox,
+    x_scale: &Scale,
+    y_scale: &Scale,
+    x_values: &[f64],
+    y_ticks: &[f64],
+) -> Result<(), String> {
+    let bottom = frame.top + frame.height;
+    let right = frame.left + frame.width;
+    let line = |points: Vec<(f64, f64)>, colour: RGBColor| {
+        root.draw(&PathElement::new(
+            points.into_iter().map(|(x, y)| at(x, y)).collect::<Vec<_>>(),
+            colour.stroke_width(1),
+        ))
+        .map_err(|e| e.to_string())
+    };
+    for tick in y_ticks {
+        let y = y_scale.pixel(*tick);
+        line(vec![(frame.left, y), (right, y)], GRID)?;
+        line(vec![(frame.left - 4.0, y), (frame.left, y)], AXIS)?;
+        if frame.first_column {
+            root.draw(&Text::new(
+                tick_label(*tick, plan.y.format),
+                at(frame.left - 7.0, y),
+                text_style(TICK_SIZE, false, TEXT, HPos::Right, VPos::Center),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    let x_ticks = x_ticks(x_values, x_scale, plan.x.format, TICK_SIZE);
+    for tick in &x_ticks {
+        let x = x_scale.pixel(*tick);
+        line(vec![(x, frame.top), (x, bottom)], GRID)?;
+        line(vec![(x, bottom), (x, bottom + 4.0)], AXIS)?;
+        if frame.bottom_row {
+            root.draw(&Text::new(
+                tick_label(*tick, plan.x.format),
+                at(x, bottom + 7.0),
+                text_style(TICK_SIZE, false, TEXT, HPos::Center, VPos::Top),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    line(vec![(frame.left, frame.top), (frame.left, bottom), (right, bottom)], AXIS)
+}
+
+/// Dashed vertical markers (cache sizes), labelled at the top of the plot.
+fn draw_markers(root: &Area, plan: &Plan, frame: &PanelBox, x_scale: &Scale) -> Result<(), String> {
+    for marker in &plan.markers {
+        let x = x_scale.pixel(marker.x);
+        root.draw(&DashedPathElement::new(
+            vec![at(x, frame.top), at(x, frame.top + frame.height)],
+            5,
+            4,
+            MARKER_LINE.stroke_width(1),
+        ))
+        .map_err(|e| e.to_string())?;
+        root.draw(&Text::new(
+            marker.label.clone(),
+            at(x + 4.0, frame.top + 2.0),
+            text_style(SMALLEST_TEXT, false, CONTEXT_TEXT, HPos::Left, VPos::Top),
+        ))
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Spread bands, then the lines (context under reference under emphasised), then the
+/// point marks.
+fn draw_lines(root: &Area, lines: &[Line], x_scale: &Scale, y_scale: &Scale) -> Result<(), String> {
+    let pixel = |x: f64, y: f64| at(x_scale.pixel(x), y_scale.pixel(y));
+    let mut order: Vec<&Line> = lines.iter().collect();
+    order.sort_by_key(|line| match line.role {
+        Role::Context => 0,
+        Role::Reference => 1,
+        Role::Emphasised => 2,
+    });
+    for line in &order {
+        let with_spread: Vec<_> = line.points.iter().filter(|p| p.spread.is_some()).collect();
+        if with_spread.is_empty() {
+            continue;
+        }
+        let fill = line.colour.mix(0.18);
+        if with_spread.len() == line.points.len() && line.points.len() > 1 {
+            let mut outline: Vec<(i32, i32)> = line
+                .points
+                .iter()
+                .map(|p| pixel(p.x, p.spread.map_or(p.y, |s| s.1)))
+                .collect();
+            outline.extend(
+                line.points
+                    .iter()
+                    .rev()
+                    .map(|p| pixel(p.x, p.spread.map_or(p.y, |s| s.0))),
+            );
+            root.draw(&Polygon::new(outline, fill.filled()))
+                .map_err(|e| e.to_string())?;
+        } else {
+            for point in with_spread {
+                let (low, high) = point.spread.unwrap_or((point.y, point.y));
+                let (x, top) = pixel(point.x, high);
+                let (_, bottom) = pixel(point.x, low);
+                for segment in [
+                    vec![(x, top), (x, bottom)],
+                    vec![(x - 3, top), (x + 3, top)],
+                    vec![(x - 3, bottom), (x + 3, bottom)],
+                ] {
+                    root.draw(&PathElement::new(segment, line.colour.mix(0.6).stroke_width(1)))
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+        }
+    }
+    for line in &order {
+        let path: Vec<(i32, i32)> = line.points.iter().map(|p| pixel(p.x, p.y)).collect();
+        match line.role {
+            Role::Emphasised => root
+                .draw(&PathElement::new(path.clone(), line.colour.stroke_width(3)))
+                .map_err(|e| e.to_string())?,
+            Role::Context => root
+                .draw(&PathElement::new(path.clone(), line.colour.stroke_width(2)))
+                .map_err(|e| e.to_string())?,
+            Role::Reference => root
+                .draw(&DashedPathElement::new(
+                    path.clone(),
+                    7,
+                    4,
+                    line.colour.stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?,
+        }
+        let radius = match line.role {
+            Role::Emphasised => 4,
+            // A reference of two points is a level (a peak), not a measurement per size.
+            Role::Reference if line.points.len() <= 2 => continue,
+            _ => 3,
+        };
+        for point in path {
+            root.draw(&Circle::new(point, radius, line.colour.filled()))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Each line's name at its last point, moved apart where names would overlap.
+fn draw_direct_labels(
+    root: &Area,
+    lines: &[Line],
+    frame: &PanelBox,
+    x_scale: &Scale,
+    y_scale: &Scale,
+) -> Result<(), String> {
+    let ends: Vec<(&Line, f64, f64)> = lines
+        .iter()
+        .filter_map(|line| {
+            let last = line.points.last()?;
+            Some((line, x_scale.pixel(last.x), y_scale.pixel(last.y)))
+        })
+        .collect();
+    let requests: Vec<LabelRequest> = ends
+        .iter()
+        .map(|(line, x, y)| LabelRequest {
+            x: x + 8.0,
+            y: *y,
+            width: text_width(&line.label, label_size(line)),
+            height: label_size(line) + 3.0,
+        })
+        .collect();
+    let middles = place_labels(&requests, frame.top - 6.0, frame.top + frame.height + 6.0);
+    for ((line, x, y), (request, middle)) in ends.iter().zip(requests.iter().zip(middles)) {
+        let colour = match line.role {
+            Role::Context => CONTEXT_TEXT,
+            _ => text_colour(line.colour),
+        };
+        if (middle - y).abs() > 4.0 {
+            root.draw(&PathElement::new(
+                vec![at(x + 4.0, *y), at(request.x - 2.0, middle)],
+                colour.mix(0.7).stroke_width(1),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+        root.draw(&Text::new(
+            line.label.clone(),
+            at(request.x, middle),
+            text_style(label_size(line), false, colour, HPos::Left, VPos::Center),
+        ))
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The SVG with a `<title>` and a `<desc>` listing every panel's lines and their roles,
+/// for screen readers and for the checks in `figures.rs`.
+fn with_description(svg: String, plan: &Plan) -> String {
+    let escape = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let panels: Vec<String> = plan
+        .panels
+        .iter()
+        .map(|panel| {
+            let lines: Vec<String> = panel
+                .lines
+                .iter()
+                .map(|line| {
+                    let role = match line.role {
+                        Role::Emphasised => "emphasised",
+                        Role::Context => "context",
+                        Role::Reference => "reference",
+                    };
+                    format!("{} ({role})", line.label)
+                })
+                .collect();
+            format!(
+                "{}: {}",
+                panel.title.as_deref().unwrap_or("panel"),
+                lines.join("; ")
+            )
+        })
+        .collect();
+    let description = format!(
+        "<title>{}</title>\n<desc>{}. {}</desc>\n",
+        escape(&plan.title),
+        escape(&panels.join(" | ")),
+        escape(&plan.caption.join(" "))
+    );
+    match svg.find('>') {
+        Some(end) => format!("{}\n{}{}", &svg[..=end], description, svg[end + 1..].trim_start()),
+        None => svg,
+    }
+}
+
+/// Every `font-size="…"` of an SVG document, in pixels.
+#[cfg(test)]
+pub fn font_sizes(svg: &str) -> Vec<f64> {
+    svg.split("font-size=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next()?.parse().ok())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure_axes::TickFormat;
+    use crate::figure_plan::{Panel, PlannedAxis, PlotPoint};
+    use plotters::style::RGBColor;
 
-    fn csv(x_log: bool, y_log: bool, rows: &str) -> String {
-        let log = |on: bool| if on { ", log" } else { "" };
-        format!(
-            "# title: Test figure\n# x: size{}\n# y: time (ms){}\n\
-             # hardware: CPU Test CPU (x86_64, 2 cores); GPU Test GPU (Vulkan, Cpu)\n\
-             # command: cargo test\nseries,x,y\n{rows}",
-            log(x_log),
-            log(y_log)
-        )
-    }
-
-    fn figure(text: &str) -> Figure {
-        Figure::from_csv("figures/data/test-figure.csv", text).unwrap()
-    }
-
-    #[test]
-    fn logarithmic_ranges_cover_the_data_with_a_margin() {
-        let figure = figure(&csv(true, true, "Cpu,4,0.5\nCpu,1024,20\nGraph,16,3\n"));
-        let x = axis_range(&figure, "f.csv", "x").unwrap();
-        assert!(x.start < 4.0 && x.start > 0.0 && x.end > 1024.0, "{x:?}");
-        let y = axis_range(&figure, "f.csv", "y").unwrap();
-        assert!(y.start < 0.5 && y.start > 0.0 && y.end > 20.0, "{y:?}");
-    }
-
-    #[test]
-    fn linear_ranges_include_zero() {
-        let figure = figure(&csv(false, false, "a,1,5\na,2,7\n"));
-        let y = axis_range(&figure, "f.csv", "y").unwrap();
-        assert!(y.start <= 0.0 && y.end > 7.0, "{y:?}");
-        let single = self::figure(&csv(false, false, "a,3,3\n"));
-        let x = axis_range(&single, "f.csv", "x").unwrap();
-        assert!(x.start < 3.0 && x.end > 3.0, "{x:?}");
-    }
-
-    #[test]
-    fn a_zero_on_a_log_axis_is_an_error_naming_the_file_and_series() {
-        let figure = figure(&csv(true, true, "Cpu,4,1\nGraph,8,0\n"));
-        let error = axis_range(&figure, "figures/data/broken.csv", "y")
-            .unwrap_err()
-            .to_string();
-        assert!(error.starts_with("figures/data/broken.csv:"), "{error}");
-        assert!(
-            error.contains("`Graph`") && error.contains("value 0"),
-            "{error}"
-        );
-        // The same value is fine on a linear axis.
-        let linear = self::figure(&csv(true, false, "Cpu,4,1\nGraph,8,0\n"));
-        assert!(axis_range(&linear, "f.csv", "y").is_ok());
-        let negative = self::figure(&csv(true, false, "Cpu,-4,1\n"));
-        assert!(matches!(
-            axis_range(&negative, "f.csv", "x"),
-            Err(DrawError::NotPositive { axis: "x", .. })
-        ));
+    fn plan(panels: usize) -> Plan {
+        let line = |label: &str, role: Role, offset: f64| Line {
+            label: label.to_string(),
+            role,
+            colour: RGBColor(0x1f, 0x77, 0xb4),
+            points: [4.0, 16.0, 64.0]
+                .iter()
+                .map(|x| PlotPoint {
+                    x: *x,
+                    y: x * offset,
+                    spread: Some((x * offset * 0.9, x * offset * 1.1)),
+                })
+                .collect(),
+        };
+        Plan {
+            id: "test".to_string(),
+            title: "A test & its title".to_string(),
+            subtitle: Some("Grey: before.".to_string()),
+            x: PlannedAxis {
+                label: "array size".to_string(),
+                logarithmic: true,
+                format: TickFormat::Bytes,
+            },
+            y: PlannedAxis {
+                label: "time (ms)".to_string(),
+                logarithmic: true,
+                format: TickFormat::Number,
+            },
+            columns: 1,
+            panels: (0..panels)
+                .map(|index| Panel {
+                    title: Some(format!("Panel {index}")),
+                    lines: vec![
+                        line("GraphCompiled", Role::Emphasised, 1.0),
+                        line("Graph", Role::Context, 1.02),
+                        line("PyTorch", Role::Reference, 3.0),
+                    ],
+                })
+                .collect(),
+            markers: Vec::new(),
+            caption: vec!["Measured on a test machine.".to_string()],
+        }
     }
 
     #[test]
-    fn empty_and_non_finite_figures_are_errors() {
-        let empty = figure(&csv(true, true, ""));
-        assert!(matches!(
-            axis_range(&empty, "f.csv", "x"),
-            Err(DrawError::Empty { .. })
-        ));
-        let nan = figure(&csv(false, false, "a,1,NaN\n"));
-        assert!(matches!(
-            axis_range(&nan, "f.csv", "y"),
-            Err(DrawError::NotFinite { .. })
-        ));
+    fn figures_are_750_pixels_wide_with_text_of_12_pixels_or_more() {
+        for panels in [1, 3] {
+            let svg = render(&plan(panels)).unwrap();
+            assert!(svg.starts_with("<svg width=\"750\""), "{}", &svg[..80]);
+            let sizes = font_sizes(&svg);
+            assert!(!sizes.is_empty());
+            for size in sizes {
+                assert!(size >= SMALLEST_TEXT - 1e-6, "font-size {size}");
+            }
+        }
     }
 
     #[test]
-    fn tick_labels_are_short() {
-        assert_eq!(tick_label(1024.0, 10.0), "1024");
-        assert_eq!(tick_label(0.5, 10.0), "0.5");
-        assert_eq!(tick_label(0.0, 10.0), "0");
-        assert_eq!(tick_label(1e7, 10.0), "1e7");
-        assert_eq!(tick_label(2.5e-5, 10.0), "2.5e-5");
-        assert_eq!(tick_label(12.345, 10.0), "12.345");
-        assert_eq!(tick_label(1024.0, 2.0), "1024");
-        assert_eq!(tick_label(16777216.0, 2.0), "2²⁴");
-        assert_eq!(tick_label(1e7, 2.0), "1e7");
-    }
-
-    #[test]
-    fn doubling_sizes_get_base_two_axes() {
-        assert_eq!(logarithm_base([4.0, 8.0, 1024.0]), 2.0);
-        assert_eq!(logarithm_base([4.0, 10.0]), 10.0);
-        assert_eq!(logarithm_base([0.5, 1.0]), 10.0);
-        assert_eq!(logarithm_base([]), 10.0);
-    }
-
-    #[test]
-    fn drawing_a_small_csv_writes_an_svg_with_names_and_caption() {
-        let directory = std::env::temp_dir().join(format!(
-            "galaxy-figure-test-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&directory).unwrap();
-        let csv_path = directory.join("modes-by-size-software.csv");
-        std::fs::write(
-            &csv_path,
-            csv(
-                true,
-                true,
-                "GraphCompiled,4,0.5\nGraphCompiled,8,0.9\nImmediate,4,40\nImmediate,8,80\n",
-            ),
-        )
-        .unwrap();
-        let svg_path = draw_csv(&csv_path, &directory).unwrap();
-        assert_eq!(svg_path, directory.join("modes-by-size-software.svg"));
-        let svg = std::fs::read_to_string(&svg_path).unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    fn the_svg_carries_labels_title_caption_and_description() {
+        let svg = render(&plan(2)).unwrap();
         for expected in [
             "GraphCompiled",
-            "Immediate",
-            "Test figure",
-            "Measured on CPU Test CPU (x86_64, 2 cores); GPU Test GPU (Vulkan, Cpu)",
-            "size",
+            "PyTorch",
+            "A test &amp; its title",
+            "Measured on a test machine.",
+            "<title>A test &amp; its title</title>",
+            "Panel 1: GraphCompiled (emphasised); Graph (context); PyTorch (reference)",
+            "16 B",
+            "64 B",
         ] {
             assert!(svg.contains(expected), "the SVG lacks {expected:?}");
         }
-        // GraphCompiled's colour from the fixed table, as SVG writes it.
-        assert!(
-            svg.to_uppercase().contains("#FF7F0E"),
-            "no GraphCompiled orange"
-        );
-        std::fs::remove_dir_all(&directory).unwrap();
+        // The spread is a band: a filled polygon.
+        assert!(svg.contains("<polygon"), "no spread band");
     }
 
     #[test]
-    fn drawing_a_broken_csv_names_it() {
-        let directory =
-            std::env::temp_dir().join(format!("galaxy-figure-broken-{}", std::process::id()));
-        std::fs::create_dir_all(&directory).unwrap();
-        let csv_path = directory.join("broken.csv");
-        std::fs::write(&csv_path, csv(true, true, "a,1,-1\n")).unwrap();
-        let error = draw_csv(&csv_path, &directory).unwrap_err().to_string();
-        assert!(error.contains("broken.csv"), "{error}");
-        assert!(!directory.join("broken.svg").exists());
-        std::fs::remove_dir_all(&directory).unwrap();
+    fn overlapping_end_labels_are_moved_apart() {
+        // GraphCompiled and Graph end 2 % apart: their labels must not share a line.
+        let svg = render(&plan(1)).unwrap();
+        let y_of = |label: &str| -> f64 {
+            let end = svg.find(&format!(">\n{label}\n</text>")).unwrap();
+            let start = svg[..end].rfind("<text").unwrap();
+            let tag = &svg[start..end];
+            let value = tag.split("y=\"").nth(1).unwrap().split('"').next().unwrap();
+            value.parse().unwrap()
+        };
+        assert!((y_of("GraphCompiled") - y_of("Graph")).abs() >= 15.0);
     }
 }

@@ -26,8 +26,13 @@ mod exercise;
 #[path = "../../code/src/bench/figure.rs"]
 #[allow(dead_code)]
 mod figure;
+mod figure_axes;
 mod figure_colours;
 mod figure_drawing;
+mod figure_labels;
+mod figure_plan;
+mod figure_specs;
+mod figure_yardstick;
 mod figures;
 #[path = "../../code/src/bench/glob.rs"]
 mod glob;
