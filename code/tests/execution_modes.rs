@@ -5,7 +5,9 @@ mod common;
 
 use common::{assert_close, build_chain, chain_specification, context};
 use galaxy::graph::{ValidGraph, random_mlp};
-use galaxy::runner::{ExecutionMode, RunError};
+use galaxy::runner::execution::{CompiledBuffers, prepare_compiled_variant};
+use galaxy::runner::gpu::ComputePasses;
+use galaxy::runner::{ExecutionMode, RunError, run_operator_by_operator};
 use galaxy::{Tensor2d, Tolerance};
 use proptest::prelude::*;
 
@@ -51,6 +53,26 @@ proptest! {
 fn every_mode_agrees_on_the_standard_workload() {
     let workload = random_mlp(32, 16, 11).unwrap();
     check_every_mode(&workload.graph, &workload.input, "random_mlp(32, 16, 11)");
+}
+
+#[test]
+fn every_variant_of_the_compiled_mode_agrees_with_the_cpu() {
+    for (size, depth, seed) in [(1, 1, 3), (12, 5, 4), (64, 3, 5)] {
+        let workload = random_mlp(size, depth, seed).unwrap();
+        let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
+        for buffers in [CompiledBuffers::Reused, CompiledBuffers::OnePerTensor] {
+            for passes in [ComputePasses::OnePerRun, ComputePasses::OnePerDispatch] {
+                let runner =
+                    prepare_compiled_variant(context(), &workload.graph, buffers, passes).unwrap();
+                for buffer in runner.buffers() {
+                    buffer.fill(context(), f32::NAN);
+                }
+                let actual = runner.run(&workload.input).unwrap();
+                let what = format!("random_mlp({size}, {depth}, {seed}), {buffers:?}, {passes:?}");
+                assert_close(&actual, &expected, MODE_TOLERANCE, &what);
+            }
+        }
+    }
 }
 
 #[test]

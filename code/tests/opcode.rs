@@ -15,6 +15,7 @@ use galaxy::compiler::{fuse, rewrite_in_place};
 use galaxy::cpu;
 use galaxy::gpu::{GpuTensor, Readback};
 use galaxy::graph::{ChainBuilder, Graph, Operator, TensorId, ValidGraph, random_mlp};
+use galaxy::runner::gpu::ComputePasses;
 use galaxy::runner::opcode::{bind_program, compile_program};
 use galaxy::runner::{OpCodeRunner, RunError, run_operator_by_operator};
 use galaxy::{Tensor2d, Tolerance};
@@ -303,6 +304,27 @@ fn the_runner_runs_unfused_graphs_too() {
             assert_close(&actual, &expected, TOLERANCE, &what);
         }
     }
+}
+
+#[test]
+fn one_compute_pass_per_run_gives_the_same_values_as_one_per_kernel() {
+    for (size, depth, seed) in [(1, 1, 5), (17, 3, 6), (40, 6, 7)] {
+        let workload = random_mlp(size, depth, seed).unwrap();
+        let fused = fuse(&workload.graph).unwrap();
+        let expected = run_operator_by_operator(&workload.graph, &workload.input).unwrap();
+        for passes in [ComputePasses::OnePerDispatch, ComputePasses::OnePerRun] {
+            let runner = OpCodeRunner::prepare_with_passes(context(), &fused, passes).unwrap();
+            assert_eq!(runner.passes(), passes);
+            for buffer in runner.buffers() {
+                buffer.fill(context(), f32::NAN);
+            }
+            let actual = runner.run(&workload.input).unwrap();
+            let what = format!("random_mlp({size}, {depth}, {seed}), {passes:?}");
+            assert_close(&actual, &expected, TOLERANCE, &what);
+        }
+    }
+    let plain = OpCodeRunner::prepare(context(), &random_mlp(4, 1, 1).unwrap().graph).unwrap();
+    assert_eq!(plain.passes(), ComputePasses::OnePerDispatch);
 }
 
 #[test]

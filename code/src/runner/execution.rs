@@ -12,7 +12,7 @@ use crate::immediate::ImmediateGpu;
 use crate::runner::gpu::{ComputePasses, GpuRunnerOptions};
 use crate::runner::node_by_node::evaluate_node_by_node;
 use crate::runner::{
-    CpuGraphRunner, GpuGraphRunner, OpCodeRunner, RunError, run_operator_by_operator,
+    BufferPlan, CpuGraphRunner, GpuGraphRunner, OpCodeRunner, RunError, run_operator_by_operator,
 };
 use crate::tensor::Tensor2d;
 
@@ -166,6 +166,48 @@ fn prepare_compiled<'context>(
 }
 // ANCHOR_END: prepare_compiled
 
+/// Where the compiled mode keeps its tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompiledBuffers {
+    /// Buffers shared by tensors whose lifetimes do not overlap (the buffer-reuse pass):
+    /// three activation buffers for the standard workload.
+    Reused,
+    /// One buffer per computed tensor, as in the other graph modes.
+    OnePerTensor,
+}
+
+/// The runner of `GraphCompiled` with one of its choices changed, to measure what that
+/// choice is worth on its own: where its tensors live, and how its dispatches are grouped
+/// into compute passes. `(CompiledBuffers::Reused, ComputePasses::OnePerRun)` is the mode
+/// itself.
+pub fn prepare_compiled_variant<'context>(
+    context: &'context GpuContext,
+    graph: &ValidGraph,
+    buffers: CompiledBuffers,
+    passes: ComputePasses,
+) -> Result<GpuGraphRunner<'context>, RunError> {
+    let graph = rewrite_in_place(&fuse(graph)?)?;
+    let plan = match buffers {
+        CompiledBuffers::Reused => reuse_buffers(&graph).plan,
+        CompiledBuffers::OnePerTensor => BufferPlan::new(&graph),
+    };
+    let options = GpuRunnerOptions {
+        passes,
+        ..compiled_runner_options(context)
+    };
+    GpuGraphRunner::prepare_with_options(context, &graph, plan, options)
+}
+
+/// The runner options [`prepare_compiled`] spells out (a test keeps the two the same).
+fn compiled_runner_options(context: &GpuContext) -> GpuRunnerOptions {
+    GpuRunnerOptions {
+        compilation: ShaderCompilation::Cached,
+        linear: LinearSelection::PerShape,
+        softmax: context.best_reduction_strategy(),
+        passes: ComputePasses::OnePerRun,
+    }
+}
+
 /// A graph prepared for one execution mode.
 pub struct Execution<'context> {
     mode: ExecutionMode,
@@ -235,3 +277,40 @@ fn run_immediate(
     })
 }
 // ANCHOR_END: run_immediate
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::random_mlp;
+
+    #[test]
+    fn the_compiled_variants_differ_from_the_mode_only_where_asked() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let workload = random_mlp(8, 4, 11).unwrap();
+        let mode = prepare_compiled(context, &workload.graph).unwrap();
+        assert_eq!(mode.options(), compiled_runner_options(context));
+        let same = prepare_compiled_variant(
+            context,
+            &workload.graph,
+            CompiledBuffers::Reused,
+            ComputePasses::OnePerRun,
+        )
+        .unwrap();
+        assert_eq!(same.options(), mode.options());
+        assert_eq!(same.buffers().len(), mode.buffers().len());
+        let own_buffers = prepare_compiled_variant(
+            context,
+            &workload.graph,
+            CompiledBuffers::OnePerTensor,
+            ComputePasses::OnePerDispatch,
+        )
+        .unwrap();
+        assert_eq!(own_buffers.options().passes, ComputePasses::OnePerDispatch);
+        assert!(
+            own_buffers.buffers().len() > mode.buffers().len(),
+            "{} buffers without reuse, {} with",
+            own_buffers.buffers().len(),
+            mode.buffers().len()
+        );
+    }
+}

@@ -170,6 +170,11 @@ impl<'context> GpuGraphRunner<'context> {
         &self.pipelines
     }
 
+    /// The options the runner was prepared with.
+    pub fn options(&self) -> GpuRunnerOptions {
+        self.options
+    }
+
     /// The buffer of the graph's result, for tests that poison it before a run.
     pub fn result_buffer(&self) -> &GpuTensor {
         &self.buffers[self.plan.buffer_of[self.graph.result().0].expect("the result has a buffer")]

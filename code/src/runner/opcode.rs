@@ -5,7 +5,10 @@
 //! compile each distinct text once, upload the constants once, give every computed
 //! tensor a buffer, and bind every kernel to its buffers. A run then writes the input,
 //! records one dispatch per program into one encoder, submits once and reads back once,
-//! like [`GpuGraphRunner::run`](crate::runner::GpuGraphRunner::run).
+//! like [`GpuGraphRunner::run`](crate::runner::GpuGraphRunner::run). By default each
+//! dispatch gets a compute pass of its own; [`OpCodeRunner::prepare_with_passes`] can put
+//! all of a run's dispatches into one pass instead, as the graph runner does, so the
+//! difference can be measured.
 //!
 //! Every node gets a buffer of its own, a ReLU meant to run in place included: a
 //! generated kernel reads its arguments through read-only bindings and writes a separate
@@ -18,10 +21,11 @@ use crate::compiler::opcode::{
     LoweredNode, OpCodeError, Program, Template, generate_wgsl, lower_graph,
 };
 use crate::gpu::dispatch::WorkgroupGrid;
-use crate::gpu::record::{BoundDispatch, tile_grid};
+use crate::gpu::record::{BoundDispatch, record_in_one_pass, tile_grid};
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Readback, compile_wgsl};
 use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::RunError;
+use crate::runner::gpu::ComputePasses;
 use crate::tensor::Tensor2d;
 
 // ANCHOR: compile_program
@@ -115,6 +119,8 @@ pub struct OpCodeRunner<'context> {
     /// By program, in execution order.
     kernels: Vec<BoundDispatch>,
     compilations: usize,
+    /// How a run's dispatches are grouped into compute passes.
+    passes: ComputePasses,
 }
 // ANCHOR_END: opcode_runner
 
@@ -125,6 +131,16 @@ impl<'context> OpCodeRunner<'context> {
     pub fn prepare(
         context: &'context GpuContext,
         graph: &ValidGraph,
+    ) -> Result<OpCodeRunner<'context>, RunError> {
+        OpCodeRunner::prepare_with_passes(context, graph, ComputePasses::OnePerDispatch)
+    }
+
+    /// [`OpCodeRunner::prepare`] with a choice of compute passes: one per dispatch (what
+    /// `prepare` does) or all of a run's dispatches in one.
+    pub fn prepare_with_passes(
+        context: &'context GpuContext,
+        graph: &ValidGraph,
+        passes: ComputePasses,
     ) -> Result<OpCodeRunner<'context>, RunError> {
         let tensors = allocate_tensors(context, graph)?;
         let lowered = lower_graph(graph);
@@ -160,6 +176,7 @@ impl<'context> OpCodeRunner<'context> {
             tensors,
             kernels,
             compilations: pipelines.len(),
+            passes,
         })
     }
     // ANCHOR_END: opcode_prepare
@@ -167,6 +184,10 @@ impl<'context> OpCodeRunner<'context> {
     /// The programs, in the order they run, with the tensors bound to their slots.
     pub fn programs(&self) -> &[LoweredNode] {
         &self.lowered
+    }
+
+    pub fn passes(&self) -> ComputePasses {
+        self.passes
     }
 
     /// How many distinct shader texts were compiled.
@@ -204,8 +225,13 @@ impl<'context> OpCodeRunner<'context> {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("op-code graph"),
                 });
-        for kernel in &self.kernels {
-            kernel.record(&mut encoder);
+        match self.passes {
+            ComputePasses::OnePerDispatch => {
+                for kernel in &self.kernels {
+                    kernel.record(&mut encoder);
+                }
+            }
+            ComputePasses::OnePerRun => record_in_one_pass(&mut encoder, &self.kernels),
         }
         let result = tensor_of(&self.tensors, &self.graph, self.graph.result());
         result.record_copy_to_staging(&mut encoder)?;
