@@ -35,7 +35,40 @@ pub fn graph_cases() -> Vec<GraphCase> {
     for seed in 0..12 {
         cases.push(random_chain(seed));
     }
+    cases.push(two_readers_of_one_shape());
     cases
+}
+
+/// `input → linear → (ReLU, dead branch) → ReLU → linear → output`, every tensor 4 × 6.
+///
+/// The first linear layer's result has two readers, and the second reader writes a tensor
+/// of the same shape. A buffer plan that frees a tensor after its *first* reader hands
+/// that buffer to the second ReLU, which would then write the tensor it is reading; in
+/// random chains this needs a layer that keeps its width right after a dead branch, which
+/// is rare. Neither ReLU that reads the layer may go in place.
+pub fn two_readers_of_one_shape() -> GraphCase {
+    let layer = |seed: u64| {
+        let limit = (3.0_f32 / 6.0).sqrt();
+        (
+            Tensor2d::random(6, 6, -limit..=limit, seed),
+            Tensor2d::random(1, 6, -0.5..=0.5, seed + 1),
+        )
+    };
+    let mut builder = GraphBuilder::new();
+    let input = builder.input(4, 6);
+    let (weights, bias) = layer(41);
+    let first = builder.linear(input, weights, bias);
+    builder.relu(first);
+    let activated = builder.relu(first);
+    let (weights, bias) = layer(43);
+    let second = builder.linear(activated, weights, bias);
+    builder.output(second);
+    GraphCase {
+        description: "a layer read by a dead-branch ReLU and by a ReLU of the same shape"
+            .to_string(),
+        graph: builder.build().expect("the graph is valid"),
+        input: Tensor2d::random(4, 6, -1.0..=1.0, 45),
+    }
 }
 
 /// A chain of 1 to 6 layers of widths 1 to 24, on 1 to 9 rows, with ReLUs and dead

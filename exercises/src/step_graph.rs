@@ -113,21 +113,21 @@ impl StepGraph {
         *self.shapes.last().expect("starts with the input")
     }
 
-    /// Allocates one buffer per tensor and binds every step once.
+    /// Allocates one buffer per tensor and binds every step once. Every step's result
+    /// can be read back, so that a checker can look at one step on its own.
     pub fn prepare<'context>(
         &self,
         context: &'context GpuContext,
     ) -> Result<PreparedStepGraph<'context>, StepGraphError> {
-        let last = self.shapes.len() - 1;
         let buffers = self
             .shapes
             .iter()
             .enumerate()
             .map(|(index, &(rows, columns))| {
-                let readback = if index == last {
-                    Readback::Needed
-                } else {
+                let readback = if index == 0 {
                     Readback::Never
+                } else {
+                    Readback::Needed
                 };
                 GpuTensor::uninitialized(context, rows, columns, readback)
             })
@@ -169,16 +169,35 @@ pub struct PreparedStepGraph<'context> {
 }
 
 impl PreparedStepGraph<'_> {
-    /// Fills every buffer with NaN: a step that writes nothing cannot pass for one that
-    /// works.
-    pub fn poison(&self) {
+    /// Fills every buffer with `poison` (a NaN): a step that writes nothing cannot pass
+    /// for one that works.
+    pub fn poison(&self, poison: f32) {
         for buffer in &self.buffers {
-            buffer.fill(self.context, f32::NAN);
+            buffer.fill(self.context, poison);
         }
     }
 
     /// Runs the graph on `input`: one submission, one readback.
     pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, StepGraphError> {
+        let mut results = self.run_reading(input, self.buffers.len() - 1)?;
+        Ok(results.pop().expect("one result was read"))
+    }
+
+    /// Runs the graph on `input` in one submission, as [`PreparedStepGraph::run`], and
+    /// reads back the result of every step: element `i` is the result of step `i`.
+    pub fn run_reading_every_step(
+        &self,
+        input: &Tensor2d,
+    ) -> Result<Vec<Tensor2d>, StepGraphError> {
+        self.run_reading(input, 1)
+    }
+
+    /// Runs the graph and reads back the buffers from `first_read` to the last.
+    fn run_reading(
+        &self,
+        input: &Tensor2d,
+        first_read: usize,
+    ) -> Result<Vec<Tensor2d>, StepGraphError> {
         let context = self.context;
         let first = &self.buffers[0];
         if input.shape() != first.shape() {
@@ -188,7 +207,7 @@ impl PreparedStepGraph<'_> {
             });
         }
         first.write(context, input)?;
-        let result = self.buffers.last().expect("at least the input");
+        let read = &self.buffers[first_read..];
         let scope = context
             .device()
             .push_error_scope(wgpu::ErrorFilter::Validation);
@@ -201,7 +220,9 @@ impl PreparedStepGraph<'_> {
         for dispatch in &self.dispatches {
             dispatch.record(&mut encoder);
         }
-        result.record_copy_to_staging(&mut encoder)?;
+        for result in read {
+            result.record_copy_to_staging(&mut encoder)?;
+        }
         let submission = context.queue().submit([encoder.finish()]);
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(StepGraphError::Run {
@@ -215,7 +236,9 @@ impl PreparedStepGraph<'_> {
                 timeout: Some(TIME_LIMIT),
             })
             .map_err(|_| StepGraphError::Timeout)?;
-        Ok(result.read_staging(context)?)
+        read.iter()
+            .map(|result| Ok(result.read_staging(context)?))
+            .collect()
     }
 }
 
@@ -295,15 +318,21 @@ mod tests {
         .unwrap();
         assert_eq!(graph.output_shape(), (4, 3));
         let prepared = graph.prepare(context).unwrap();
-        prepared.poison();
+        prepared.poison(f32::NAN);
         let input = Tensor2d::random(4, 5, -1.0..=1.0, 3);
         let result = prepared.run(&input).unwrap();
-        let expected =
-            galaxy::cpu::relu(&galaxy::cpu::linear_naive(&input, &weights, &bias).unwrap());
+        let linear = galaxy::cpu::linear_naive(&input, &weights, &bias).unwrap();
+        let expected = galaxy::cpu::relu(&linear);
         let comparison = result
             .compare(&expected, Tolerance::new(1e-5, 1e-6))
             .unwrap();
         assert!(comparison.passed(), "{comparison}");
+        // Every step's result, from the same kind of run.
+        let every_step = prepared.run_reading_every_step(&input).unwrap();
+        assert_eq!(every_step.len(), 2);
+        let tolerance = Tolerance::new(1e-5, 1e-6);
+        assert!(every_step[0].compare(&linear, tolerance).unwrap().passed());
+        assert!(every_step[1].compare(&expected, tolerance).unwrap().passed());
     }
 
     #[test]

@@ -93,6 +93,10 @@ impl GraphCase {
 /// prepared (buffers allocated, every step bound once), poisoned with NaN and run in one
 /// submission, for every case. A case whose `expected` is `None` must fail to build,
 /// with the error naming the student's step.
+///
+/// The student's step is judged on its own result first, read back from the same run:
+/// the ReLU after it turns a negative number into zero, and on some drivers an unwritten
+/// NaN into zero too, so the graph's final result alone can hide a wrong or missing value.
 pub fn graph_level_part(wgsl: &Path, bindings: &[BindingSpec], cases: &[GraphCase]) -> PartReport {
     let part_name = "graph level";
     let loaded = context().and_then(|context| {
@@ -117,7 +121,7 @@ pub fn graph_level_part(wgsl: &Path, bindings: &[BindingSpec], cases: &[GraphCas
         let bias = Tensor2d::random(1, columns, -0.5..=0.5, case.seed + 1);
         let step_input = galaxy::cpu::linear_naive(&case.input, &weights, &bias)
             .expect("a square linear layer fits every input");
-        let expected = (case.expected)(&step_input).map(|result| galaxy::cpu::relu(&result));
+        let expected = (case.expected)(&step_input);
         let steps: Vec<Box<dyn Step>> = vec![
             Box::new(LinearStep { weights, bias }),
             (case.make_step)(kernel.kernel.pipeline.clone()),
@@ -154,18 +158,42 @@ fn run_graph(
     };
     let outcome = built.and_then(|graph| {
         let prepared = graph.prepare(context)?;
-        prepared.poison();
-        prepared.run(input)
+        prepared.poison(f32::NAN);
+        prepared.run_reading_every_step(input)
     });
-    match outcome {
-        Ok(result) if result.shape() != expected.shape() => Verdict::Error(format!(
-            "the graph's result is {}×{}, but should be {}×{}",
+    let results = match outcome {
+        Ok(results) => results,
+        Err(error) => return Verdict::Error(error.to_string()),
+    };
+    // Steps: 0 the linear layer, 1 the student's, 2 the ReLU.
+    let step_verdict = same_shape_and_values(&results[1], &expected, "your step's own result");
+    if !step_verdict.passed() {
+        return step_verdict;
+    }
+    same_shape_and_values(
+        &results[2],
+        &galaxy::cpu::relu(&expected),
+        "the graph's result (the ReLU of your step's)",
+    )
+}
+
+/// Compares `result` with `expected`; a failure says which tensor of the graph it is.
+fn same_shape_and_values(result: &Tensor2d, expected: &Tensor2d, which: &str) -> Verdict {
+    if result.shape() != expected.shape() {
+        return Verdict::Error(format!(
+            "{which} is {}×{}, but should be {}×{}",
             result.rows(),
             result.columns(),
             expected.rows(),
             expected.columns()
+        ));
+    }
+    match compare(result, expected, GRAPH_TOLERANCE) {
+        // The error's lines are indented as a whole when the verdict is shown.
+        Verdict::Mismatch(report) => Verdict::Error(format!(
+            "{which}: {}",
+            report.to_string().replace("\n        ", "\n")
         )),
-        Ok(result) => compare(&result, &expected, GRAPH_TOLERANCE),
-        Err(error) => Verdict::Error(error.to_string()),
+        other => other,
     }
 }

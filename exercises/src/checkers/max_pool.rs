@@ -35,6 +35,15 @@ pub const CASES: [(usize, usize, usize); 8] = [
     (150, 90, 2),
 ];
 
+/// (rows, columns, window) whose every input value is negative, at the CPU and the GPU
+/// level: a search for the largest value that starts from 0 instead of from the window's
+/// own first element gets 0 for every window. (Random inputs in ±1 show it only where a
+/// whole window happens to be negative, and the graph level's ReLU hides it.)
+pub const NEGATIVE_CASES: [(usize, usize, usize); 2] = [(12, 10, 3), (6, 6, 2)];
+
+/// The range of the inputs of [`NEGATIVE_CASES`].
+const NEGATIVE_RANGE: std::ops::RangeInclusive<f32> = -1000.0..=-1.0;
+
 /// (rows, columns, window) that must be shape errors.
 pub const BAD_WINDOWS: [(usize, usize, usize); 3] = [(4, 4, 0), (4, 4, 5), (2, 10, 3)];
 
@@ -109,16 +118,40 @@ fn input_for(rows: usize, columns: usize, seed: u64) -> Tensor2d {
     Tensor2d::random(rows, columns, -1.0..=1.0, 500 + seed)
 }
 
+/// Every case of the CPU and the GPU level: its description, input and window.
+fn level_cases() -> Vec<(String, Tensor2d, usize)> {
+    let random = CASES
+        .iter()
+        .enumerate()
+        .map(|(seed, &(rows, columns, window))| {
+            (
+                format!("{rows}×{columns}, window {window}"),
+                input_for(rows, columns, seed as u64),
+                window,
+            )
+        });
+    let negative = NEGATIVE_CASES
+        .iter()
+        .enumerate()
+        .map(|(seed, &(rows, columns, window))| {
+            (
+                format!("{rows}×{columns}, window {window}, every value negative"),
+                Tensor2d::random(rows, columns, NEGATIVE_RANGE, 600 + seed as u64),
+                window,
+            )
+        });
+    random.chain(negative).collect()
+}
+
 fn cpu_level(code: MaxPoolCode) -> PartReport {
     let mut part = PartReport::new("CPU level");
-    for (seed, &(rows, columns, window)) in CASES.iter().enumerate() {
-        let input = input_for(rows, columns, seed as u64);
+    for (description, input, window) in level_cases() {
         let verdict = run_cpu_level(
             || (code.max_pool)(&input, window),
             &reference(&input, window),
             EXACT,
         );
-        part.push(format!("{rows}×{columns}, window {window}"), verdict);
+        part.push(description, verdict);
     }
     for &(rows, columns, window) in &BAD_WINDOWS {
         let input = Tensor2d::zeros(rows, columns);
@@ -146,8 +179,8 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
         Err(error) => return PartReport::failed_before_running(part_name, error),
     };
     let mut part = PartReport::new(part_name);
-    for (seed, &(rows, columns, window)) in CASES.iter().enumerate() {
-        let input = input_for(rows, columns, seed as u64);
+    for (description, input, window) in level_cases() {
+        let (rows, columns) = input.shape();
         let expected = reference(&input, window);
         let (output_rows, output_columns) = expected.shape();
         let data = [
@@ -170,7 +203,7 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
             ),
             Err(error) => Verdict::Error(error.to_string()),
         };
-        part.push(format!("{rows}×{columns}, window {window}"), verdict);
+        part.push(description, verdict);
     }
     part
 }

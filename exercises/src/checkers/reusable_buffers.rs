@@ -126,7 +126,8 @@ pub fn unsafe_plan(graph: &ValidGraph, plan: &BufferPlan) -> Option<String> {
                     plan.buffer_shapes.len()
                 )),
                 Some(&shape) if shape != graph.shape(id) => Some(format!(
-                    "is {}×{}, but buffer {buffer} is {}×{}",
+                    "is {}×{}, but buffer {buffer} is {}×{}: a tensor needs a buffer of exactly \
+                     its shape",
                     graph.shape(id).0,
                     graph.shape(id).1,
                     shape.0,
