@@ -5,8 +5,9 @@ mod common;
 
 use common::assert_close;
 use galaxy::compiler::{fuse, rewrite_in_place};
+use galaxy::cpu::{linear_into, relu_in_place, softmax};
 use galaxy::graph::{
-    ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, random_mlp,
+    ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, Workload, random_mlp,
 };
 use galaxy::runner::{CpuGraphRunner, RunError, run_operator_by_operator};
 use galaxy::{ShapeError, Tensor2d, Tolerance};
@@ -283,6 +284,123 @@ fn the_standard_workload_stays_finite_at_depth_128() {
         }
     }
     assert!(random_mlp(0, 4, 1).is_err());
+}
+
+/// The tolerance the differential tests of the execution modes compare outputs with.
+const MODE_TOLERANCE: Tolerance = Tolerance::new(1e-4, 1e-5);
+
+fn root_mean_square(tensor: &Tensor2d) -> f64 {
+    let sum: f64 = tensor.as_slice().iter().map(|&value| f64::from(value).powi(2)).sum();
+    (sum / tensor.len() as f64).sqrt()
+}
+
+/// Every layer's result on `input` (after its ReLU, where it has one), with the CPU
+/// operators, one layer at a time.
+fn layer_results(workload: &Workload, input: &Tensor2d) -> Vec<Tensor2d> {
+    let mut results: Vec<Tensor2d> = Vec::new();
+    for layer in workload.layers() {
+        let previous = results.last().unwrap_or(input);
+        let mut result = Tensor2d::zeros(previous.rows(), layer.weights.columns());
+        linear_into(previous, layer.weights, layer.bias, &mut result).unwrap();
+        if layer.relu {
+            relu_in_place(&mut result);
+        }
+        results.push(result);
+    }
+    results
+}
+
+/// `‖y′ − y‖ / ‖y‖` for the outputs of `workload` on its own input and on a completely
+/// different one, and how many elements of the two differ beyond `MODE_TOLERANCE`.
+fn input_sensitivity(workload: &Workload) -> (f64, usize) {
+    let (rows, columns) = workload.input.shape();
+    let other_input = Tensor2d::random(rows, columns, -1.0..=1.0, 0x5eed_0f_a_d1ff);
+    let mut runner = CpuGraphRunner::prepare(&workload.graph);
+    let output = runner.run(&workload.input).unwrap();
+    let other_output = runner.run(&other_input).unwrap();
+    let squared = |values: &mut dyn Iterator<Item = f64>| values.map(|value| value * value).sum::<f64>();
+    let difference = squared(
+        &mut output
+            .as_slice()
+            .iter()
+            .zip(other_output.as_slice())
+            .map(|(&a, &b)| f64::from(a) - f64::from(b)),
+    );
+    let norm = squared(&mut output.as_slice().iter().map(|&a| f64::from(a)));
+    let comparison = other_output.compare(&output, MODE_TOLERANCE).unwrap();
+    ((difference / norm).sqrt(), comparison.elements_outside_tolerance)
+}
+
+#[test]
+fn activations_keep_their_scale_through_128_layers() {
+    // The input's values are uniform in ±1: rms 1/√3 ≈ 0.577. The weights keep the mean
+    // square in expectation; at a finite width each layer still multiplies it by a random
+    // factor near 1, so over 128 layers the rms wanders, by less the wider the layers.
+    for (size, seed) in [(64, 2026), (64, 1), (128, 2026)] {
+        let workload = random_mlp(size, 128, seed).unwrap();
+        let results = layer_results(&workload, &workload.input);
+        assert_eq!(results.len(), 128);
+        for (index, result) in results.iter().enumerate() {
+            let rms = root_mean_square(result);
+            assert!(
+                (0.1..=4.0).contains(&rms),
+                "size {size}, seed {seed}: layer {} has rms {rms}",
+                index + 1
+            );
+        }
+        // The layers are the network: a softmax of the last result is the runner's output.
+        let by_layers = softmax(results.last().unwrap()).unwrap();
+        let output = CpuGraphRunner::prepare(&workload.graph).run(&workload.input).unwrap();
+        assert_close(&by_layers, &output, MODE_TOLERANCE, &format!("size {size}, seed {seed}"));
+    }
+}
+
+#[test]
+fn at_depth_128_a_different_input_changes_the_output_far_beyond_the_tolerance() {
+    for (size, seed) in [(64, 2026), (64, 3), (128, 2026)] {
+        let workload = random_mlp(size, 128, seed).unwrap();
+        let (relative_change, elements_outside) = input_sensitivity(&workload);
+        // The differential tests allow a relative difference of 1e-4 per element; a new
+        // input must move the output by more than a hundred times that.
+        assert!(
+            relative_change > 1e-2,
+            "size {size}, seed {seed}: a new input changes the output by only {relative_change:e}"
+        );
+        assert!(
+            elements_outside * 10 > workload.input.len() * 9,
+            "size {size}, seed {seed}: only {elements_outside} elements moved beyond the tolerance"
+        );
+    }
+}
+
+#[test]
+fn the_sensitivity_check_catches_weights_that_ignore_the_relu() {
+    // The same draws with gain 1 before every ReLU too (weights uniform in ±√(3/size)
+    // everywhere): each ReLU halves the input's share of the mean square, and after 128
+    // layers the output no longer depends on the input within any tolerance.
+    let workload = random_mlp(64, 128, 2026).unwrap();
+    let chain = workload
+        .layers()
+        .iter()
+        .fold(ChainBuilder::input(64, 64), |chain, layer| {
+            let mut weights = layer.weights.clone();
+            if layer.relu {
+                for weight in weights.as_mut_slice() {
+                    *weight *= std::f32::consts::FRAC_1_SQRT_2;
+                }
+            }
+            let chain = chain.linear(weights, layer.bias.clone());
+            if layer.relu { chain.relu() } else { chain }
+        });
+    let gain_one = Workload {
+        graph: chain.softmax().output().unwrap(),
+        input: workload.input.clone(),
+    };
+    let results = layer_results(&gain_one, &gain_one.input);
+    assert!(results.iter().any(|result| root_mean_square(result) < 0.1));
+    let (relative_change, elements_outside) = input_sensitivity(&gain_one);
+    assert!(relative_change < 1e-5, "{relative_change:e}");
+    assert_eq!(elements_outside, 0);
 }
 
 #[test]
