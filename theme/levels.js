@@ -13,6 +13,14 @@
 //   localStorage, keyed by this build's fingerprinted file names, so each build fetches each
 //   page once. Opened from file://, where fetch is not allowed, only the current page's own
 //   badge is shown.
+// - Contents badges: a chapter's index page may list chapters above the chosen level (its
+//   list of contents). Such a link gets the same badge after it, so the reader knows the
+//   chapter it leads to is hidden at this level. The rule (tests-browser/check-book.mjs
+//   applies the same one): on a chapter's index page (a page named index.html in a
+//   directory, e.g. module-1/cpu-memory/index.html), a link inside a list item (`li a`) or
+//   in the first cell of a table row (`tr > td:first-child a`) that leads to a whole chapter
+//   of this book (no #fragment) is a contents link. Every other
+//   visible link must lead to text that is visible at the chosen level.
 (function () {
     'use strict';
 
@@ -218,6 +226,7 @@
         }
         applyFilter(max);
         updateSidebarDimming();
+        updateContentsBadges();
     }
 
     function addControl() {
@@ -286,14 +295,22 @@
 
     // The chapter's path relative to the book root, e.g. "module-1/graphs.html".
     function chapterKey(a) {
-        const url = new URL(a.href, location.href);
+        return bookPath(a.href);
+    }
+
+    // A URL's path relative to the book root; a directory means its index.html.
+    function bookPath(href) {
+        const url = new URL(href, location.href);
         const base = new URL(typeof path_to_root === 'string' ? path_to_root || './' : './',
             location.href);
         let path = url.pathname;
         if (path.startsWith(base.pathname)) {
             path = path.slice(base.pathname.length);
         }
-        return path || 'index.html';
+        if (path === '' || path.endsWith('/')) {
+            path += 'index.html';
+        }
+        return path;
     }
 
     function chapterLinks() {
@@ -322,6 +339,49 @@
         a.append(badge);
         a.dataset.chapterLevel = String(level);
         updateSidebarDimming();
+    }
+
+    // The links of this page's list of contents (see the rule at the top of this file).
+    function contentsLinks() {
+        const here = bookPath(location.href);
+        if (!main || !/\/index\.html$/.test(here)) {
+            return [];
+        }
+        return Array.from(main.querySelectorAll('li a[href], tr > td:first-child a[href]')).filter(a => {
+            const url = new URL(a.href, location.href);
+            const path = bookPath(a.href);
+            return url.origin === location.origin && url.hash === ''
+                && /\.html$/.test(path) && path !== here;
+        });
+    }
+
+    // A level badge after each contents link whose chapter starts above the chosen level.
+    function updateContentsBadges() {
+        const max = readChoice();
+        for (const a of contentsLinks()) {
+            const level = cache[bookPath(a.href)];
+            const next = a.nextElementSibling;
+            const old = next && next.classList.contains('link-level') ? next : null;
+            const wanted = max !== null && typeof level === 'number' && level > max;
+            if (old && (!wanted || old.dataset.level !== String(level))) {
+                old.remove();
+            }
+            if (wanted && !(old && old.isConnected)) {
+                const badge = document.createElement('span');
+                badge.className = 'chapter-level link-level chapter-level-' + level;
+                badge.dataset.level = String(level);
+                badge.title = 'This chapter starts at level ' + level
+                    + ', above the level you chose';
+                const visible = document.createElement('span');
+                visible.setAttribute('aria-hidden', 'true');
+                visible.textContent = String(level);
+                const spoken = document.createElement('span');
+                spoken.className = 'levels-sr-only';
+                spoken.textContent = ' (level ' + level + ', hidden at your level)';
+                badge.append(visible, spoken);
+                a.after(badge);
+            }
+        }
     }
 
     // Chapters that start above the chosen level are dimmed in the sidebar.
@@ -453,12 +513,21 @@
                 }
                 applyFilter(n);
                 updateSidebarDimming();
+                updateContentsBadges();
             }
         });
     }
 
+    // When the badges are done, <html data-chapter-levels="ready"> tells the browser test.
     const startBadges = () => {
-        addChapterBadges().catch(() => { /* badges are a convenience; never break the page */ });
+        addChapterBadges()
+            .catch(() => { /* badges are a convenience; never break the page */ })
+            .then(() => {
+                if (!isPrintPage) {
+                    updateContentsBadges();
+                }
+                root.dataset.chapterLevels = 'ready';
+            });
     };
     if (document.readyState === 'complete') {
         startBadges();

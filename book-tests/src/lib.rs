@@ -1,8 +1,10 @@
 //! Tools for checking the book's Markdown: the include expansion that runs before
-//! skeptic, and a small reader for the parts of a chapter the checks look at.
+//! skeptic, a small reader for the parts of a chapter the checks look at, and the table of
+//! contents read as parts and module statuses.
 
 pub mod includes;
 pub mod markdown;
+pub mod summary;
 
 use std::path::{Path, PathBuf};
 

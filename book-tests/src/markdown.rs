@@ -53,6 +53,9 @@ impl Heading {
 pub struct Link {
     pub line: usize,
     pub destination: String,
+    /// The link's text as a reader sees it: inline code without its backticks, emphasis
+    /// without its stars.
+    pub text: String,
 }
 
 fn parser(text: &str) -> Parser<'_> {
@@ -119,16 +122,27 @@ pub fn headings(text: &str) -> Vec<Heading> {
 }
 
 pub fn links(text: &str) -> Vec<Link> {
-    parser(text)
-        .into_offset_iter()
-        .filter_map(|(event, range)| match event {
-            Event::Start(Tag::Link { dest_url, .. }) => Some(Link {
-                line: line_of(text, range.start),
-                destination: dest_url.to_string(),
-            }),
-            _ => None,
-        })
-        .collect()
+    let mut links = Vec::new();
+    let mut current: Option<Link> = None;
+    for (event, range) in parser(text).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                current = Some(Link {
+                    line: line_of(text, range.start),
+                    destination: dest_url.to_string(),
+                    text: String::new(),
+                });
+            }
+            Event::Text(part) | Event::Code(part) => {
+                if let Some(link) = current.as_mut() {
+                    link.text.push_str(&part);
+                }
+            }
+            Event::End(TagEnd::Link) => links.extend(current.take()),
+            _ => {}
+        }
+    }
+    links
 }
 
 #[cfg(test)]
@@ -167,5 +181,20 @@ mod tests {
         let found = links("- [Real](real.md)\n- [Draft]()\n");
         assert_eq!(found[0].destination, "real.md");
         assert_eq!(found[1].destination, "");
+        assert_eq!(
+            (found[0].text.as_str(), found[1].text.as_str()),
+            ("Real", "Draft")
+        );
+    }
+
+    #[test]
+    fn link_text_is_what_the_reader_sees() {
+        let found = links(
+            "- [How this relates to `torch.compile`](torch.md)\n- [An *in-place* ReLU](relu.md)\n",
+        );
+        assert_eq!(found[0].text, "How this relates to torch.compile");
+        assert_eq!(found[1].text, "An in-place ReLU");
+        let heading = &headings("# How this relates to `torch.compile` {.level-2}\n")[0];
+        assert_eq!(heading.text, found[0].text);
     }
 }

@@ -4,12 +4,19 @@
 //! - every heading carries its difficulty level as a `{.level-N}` class, N in 1..=5;
 //! - SUMMARY.md links only to files that exist, and every chapter file is in it;
 //! - a block that uses the companion crate is marked `noplayground`: the Rust playground
-//!   cannot run it, so the page must not offer a Run button that fails.
+//!   cannot run it, so the page must not offer a Run button that fails;
+//! - every SUMMARY.md title is the linked page's `#` title (without its level class), so the
+//!   sidebar and the page never name a chapter differently;
+//! - the entry page (the first chapter, which mdBook also makes index.html) has a status box,
+//!   `<div class="book-status">` with one `<li data-module="N" data-status="…">` per module,
+//!   and each status agrees with SUMMARY.md: "planned" if the module has a draft chapter
+//!   (`- [Title]()`), "complete" otherwise.
 
 use std::path::Path;
 
 use book_tests::includes::{expand_chapter, expand_text};
 use book_tests::markdown::{CodeBlock, code_blocks, headings, links};
+use book_tests::summary::{ModuleStatus, module_statuses, status_box};
 use book_tests::{markdown_files, repository_root};
 
 fn chapters() -> Vec<std::path::PathBuf> {
@@ -140,4 +147,116 @@ fn summary_links_exist_and_every_chapter_is_listed() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn summary_text() -> String {
+    std::fs::read_to_string(repository_root().join("src").join("SUMMARY.md"))
+        .expect("src/SUMMARY.md")
+}
+
+#[test]
+fn summary_titles_are_the_page_titles() {
+    let source = repository_root().join("src");
+    let mut problems = Vec::new();
+    for link in links(&summary_text()) {
+        if link.destination.is_empty() {
+            continue;
+        }
+        let path = source.join(link.destination.split('#').next().unwrap());
+        // A missing file is reported by summary_links_exist_and_every_chapter_is_listed.
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let title = headings(&text)
+            .into_iter()
+            .find(|heading| heading.rank == 1);
+        match title {
+            None => problems.push(format!(
+                "src/SUMMARY.md:{}: {} has no `#` title",
+                link.line, link.destination
+            )),
+            Some(title) if title.text.trim() != link.text.trim() => problems.push(format!(
+                "src/SUMMARY.md:{}: \"{}\", but {}:{} is titled \"{}\"",
+                link.line,
+                link.text.trim(),
+                relative(&path),
+                title.line,
+                title.text.trim()
+            )),
+            Some(_) => {}
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "SUMMARY.md titles that differ from their page's `#` title (make them the same, \
+         in SUMMARY.md or on the page):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_entry_page_says_which_modules_are_written() {
+    let summary = summary_text();
+    let entry = links(&summary)
+        .into_iter()
+        .find(|link| !link.destination.is_empty())
+        .expect("SUMMARY.md links at least one chapter");
+    let path = repository_root().join("src").join(&entry.destination);
+    let page = std::fs::read_to_string(&path).unwrap();
+    let name = relative(&path);
+    let entries = match status_box(&page) {
+        Ok(Some(entries)) => entries,
+        Ok(None) => panic!(
+            "{name} (the entry page) has no status box: add <div class=\"book-status\"> with \
+             one <li data-module=\"N\" data-status=\"complete|planned\"> per module"
+        ),
+        Err(error) => panic!("{name}: {error}"),
+    };
+    let mut problems = Vec::new();
+    let expected = module_statuses(&summary);
+    for (module, status) in &expected {
+        let found: Vec<_> = entries
+            .iter()
+            .filter(|entry| entry.module == *module)
+            .collect();
+        match found.as_slice() {
+            [] => problems.push(format!(
+                "module {module} is missing; SUMMARY.md says it is {}",
+                status.as_str()
+            )),
+            [entry] if entry.status != status.as_str() => problems.push(format!(
+                "{name}:{}: module {module} is marked \"{}\", but SUMMARY.md says {} ({})",
+                entry.line,
+                entry.status,
+                status.as_str(),
+                match status {
+                    ModuleStatus::Planned => "it has draft chapters",
+                    ModuleStatus::Complete => "none of its chapters is a draft",
+                }
+            )),
+            [_] => {}
+            several => problems.push(format!(
+                "module {module} is listed {} times (lines {})",
+                several.len(),
+                several
+                    .iter()
+                    .map(|entry| entry.line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+    for entry in &entries {
+        if !expected.iter().any(|(module, _)| *module == entry.module) {
+            problems.push(format!(
+                "{name}:{}: module {} is not a part of SUMMARY.md",
+                entry.line, entry.module
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the status box of {name} disagrees with src/SUMMARY.md:\n{}",
+        problems.join("\n")
+    );
 }

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::tools::{BookTools, repository_root};
+use crate::tools::{BookTools, StderrLine, repository_root, status_with_stderr};
 
 pub fn build() -> Result<(), String> {
     let tools = BookTools::ensure_installed()?;
@@ -13,7 +13,9 @@ pub fn build() -> Result<(), String> {
     command.arg("build").arg(&root);
     run(command, "mdbook build")?;
     eprintln!(
-        "Done: open {}",
+        "Done: the book is in {}. Read it with `cargo xtask serve` (http://localhost:3000): \
+         opened as a file, {} shows no chapter levels in the sidebar.",
+        root.join("book").display(),
         root.join("book").join("index.html").display()
     );
     Ok(())
@@ -49,10 +51,21 @@ fn check_figures_link() -> Result<(), String> {
     }
 }
 
-fn run(mut command: Command, what: &str) -> Result<(), String> {
-    let status = command
-        .status()
-        .map_err(|error| format!("cannot start {what}: {error}"))?;
+/// The note printed after mdbook-katex's version warning.
+const KATEX_VERSION_NOTE: &str = "note: this warning is expected. The pinned mdbook-katex was \
+compiled against an earlier mdbook 0.5 release than the pinned mdbook; they exchange the same \
+format, and the math renders (tests-browser checks it).";
+
+/// Runs mdBook, explaining the one warning every build prints.
+fn run(command: Command, what: &str) -> Result<(), String> {
+    let status = status_with_stderr(command, |line| {
+        if line.contains("built against") && line.to_lowercase().contains("mdbook") {
+            StderrLine::ShowWithNote(KATEX_VERSION_NOTE)
+        } else {
+            StderrLine::Show
+        }
+    })
+    .map_err(|error| format!("cannot start {what}: {error}"))?;
     if status.success() {
         Ok(())
     } else {

@@ -5,8 +5,9 @@
 //! or from `PATH` if the version there is exactly the pinned one; otherwise it is
 //! installed from crates.io into `.tools/`. Nothing is downloaded from anywhere else.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
 
 /// The mdBook binary and the directory the preprocessors are found in.
 pub struct BookTools {
@@ -111,12 +112,21 @@ fn ensure_tool(name: &str, version: &str, install_root: &Path) -> Result<PathBuf
         "Installing {name} {version} from crates.io into {} (first run only; this compiles it and takes a few minutes)…",
         install_root.display()
     );
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
         .args(["install", "--locked", "--version", version, "--root"])
         .arg(install_root)
-        .arg(name)
-        .status()
-        .map_err(|error| format!("cannot run cargo install: {error}"))?;
+        .arg(name);
+    // cargo install ends with "warning: be sure to add `…/.tools/bin` to your PATH": it does
+    // not apply, since xtask runs the tools from there itself.
+    let status = status_with_stderr(command, |line| {
+        if line.contains("be sure to add") && line.contains("to your PATH") {
+            StderrLine::Hide
+        } else {
+            StderrLine::Show
+        }
+    })
+    .map_err(|error| format!("cannot run cargo install: {error}"))?;
     if !status.success() {
         return Err(format!("`cargo install {name} --version {version}` failed"));
     }
@@ -127,4 +137,45 @@ fn ensure_tool(name: &str, version: &str, install_root: &Path) -> Result<PathBuf
             local.display()
         )),
     }
+}
+
+/// What to do with one line a tool writes to its standard error.
+pub enum StderrLine {
+    Show,
+    Hide,
+    /// Show the line, then this note on the next line.
+    ShowWithNote(&'static str),
+}
+
+/// Runs `command` and passes its standard error through, line by line as it comes, except
+/// where `classify` says to hide a line or to explain it.
+pub fn status_with_stderr(
+    mut command: Command,
+    classify: impl Fn(&str) -> StderrLine,
+) -> std::io::Result<ExitStatus> {
+    command.stderr(Stdio::piped());
+    let mut child = command.spawn()?;
+    let stderr = child.stderr.take().expect("standard error is piped");
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let mut out = std::io::stderr().lock();
+        match classify(text.trim_end()) {
+            StderrLine::Hide => {}
+            StderrLine::Show => out.write_all(&line)?,
+            StderrLine::ShowWithNote(note) => {
+                out.write_all(&line)?;
+                if !line.ends_with(b"\n") {
+                    writeln!(out)?;
+                }
+                writeln!(out, "{note}")?;
+            }
+        }
+    }
+    child.wait()
 }
