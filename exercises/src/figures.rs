@@ -22,7 +22,8 @@ use galaxy::gpu::GpuContext;
 use galaxy::{Tensor2d, Tolerance};
 
 use crate::checkers::common::{KernelUnderTest, context};
-use crate::checkers::{conv1d, histogram, linear_tiled, matmul, softmax_tree};
+use crate::checkers::common::PRODUCT_TOLERANCE;
+use crate::checkers::{conv1d, histogram, linear_tiled, softmax_tree};
 use crate::error::CheckError;
 use crate::kernel_run::{BufferData, PreparedKernel, to_floats, to_words, workgroups_for};
 use crate::registry::exercises_directory;
@@ -104,7 +105,7 @@ pub fn linear_kernels(context: &GpuContext, size: usize) -> Result<Vec<TimedKern
             &data,
             grid,
             &expected,
-            matmul::TOLERANCE,
+            PRODUCT_TOLERANCE,
         )
     })
     .collect()

@@ -26,49 +26,130 @@ pub const BATCH_TARGET: Duration = Duration::from_millis(5);
 pub const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 /// A compiled kernel and the layout its buffers are bound with.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CompiledKernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
     pub workgroup_size: [u32; 3],
 }
 
+/// The bit pattern of the NaN every float output starts as. Reading exactly this back
+/// means the element was never written; any other NaN was computed.
+pub const POISON_BITS: u32 = 0x7FC0_DEAD;
+
+/// The bit pattern of the NaN in the guard elements around every float input. A kernel
+/// that reads past its data reads this NaN, and NaN poisons whatever it touches.
+pub const GUARD_NAN_BITS: u32 = 0x7FC0_0BAD;
+
+/// The guard word around every integer input: larger than any value an exercise allows
+/// (a bin number, an index), so a read past the data is never a valid value.
+pub const GUARD_WORD: u32 = u32::MAX;
+
+/// The guard word after an output of counters, which start at zero: no count reaches it.
+pub const COUNTER_GUARD_WORD: u32 = 0xDEAD_BEEF;
+
+/// Guard elements after the data of every storage buffer.
+pub const GUARD_ELEMENTS: usize = 64;
+
+/// The scalar of a storage buffer's elements, which decides its guard values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scalar {
+    F32,
+    U32,
+}
+
+/// Which values fill the guards. A failing case is run again with the other fill: if its
+/// result changes, the kernel reads the guards, that is, out of bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardFill {
+    /// NaN around floats, [`GUARD_WORD`] around integers.
+    Poison,
+    /// Zeros, which is what a software driver with robust buffer access returns for a
+    /// read past the end of a binding: a kernel that passes only with this fill depends
+    /// on reads out of bounds.
+    Zero,
+}
+
 /// What to put in one binding, in the order of the exercise's [`BindingSpec`]s.
+///
+/// Every storage buffer carries guard elements. An input sits at a non-zero offset of its
+/// buffer with guards before it (filling the rest of the offset's alignment) and
+/// [`GUARD_ELEMENTS`] after it, and is bound with the guards after it included: the kernel
+/// sees a runtime-sized array longer than the data, whose extra elements are NaN (floats)
+/// or [`GUARD_WORD`] (integers). Kernels take their sizes from the `dimensions` uniform, so
+/// a correct one never reads a guard. The guards before the data lie outside the binding:
+/// no index can reach them on a backend that checks bounds, but a backend that lets an
+/// out-of-range read return any value of the buffer finds a guard there too.
+///
+/// An output has guards after its data, and the checker verifies after the run that they
+/// are untouched: a changed guard is a write out of bounds.
 #[derive(Debug, Clone)]
 pub enum BufferData {
     /// Read-only storage.
-    Input(Vec<u8>),
-    /// Read-write storage, filled with these bytes before the run (NaN for results, zero
-    /// for counters) and read back after it.
-    Output(Vec<u8>),
+    Input { bytes: Vec<u8>, scalar: Scalar },
+    /// Read-write storage, filled with these bytes before the run (poison for results,
+    /// zero for counters) and read back after it.
+    Output { bytes: Vec<u8>, scalar: Scalar },
     /// The uniform struct, as bytes.
     Uniform(Vec<u8>),
 }
 
 impl BufferData {
     pub fn floats(values: &[f32]) -> BufferData {
-        BufferData::Input(bytemuck::cast_slice(values).to_vec())
+        BufferData::Input {
+            bytes: bytemuck::cast_slice(values).to_vec(),
+            scalar: Scalar::F32,
+        }
     }
 
     pub fn words(values: &[u32]) -> BufferData {
-        BufferData::Input(bytemuck::cast_slice(values).to_vec())
+        BufferData::Input {
+            bytes: bytemuck::cast_slice(values).to_vec(),
+            scalar: Scalar::U32,
+        }
     }
 
-    /// An output of `count` floats, every one NaN: an element the kernel forgets to
-    /// write stays NaN, and NaN never matches.
+    /// An output of `count` floats, every one the poison NaN ([`POISON_BITS`]): an element
+    /// the kernel forgets to write stays poison, and NaN never matches.
     pub fn poisoned_floats(count: usize) -> BufferData {
-        BufferData::Output(bytemuck::cast_slice(&vec![f32::NAN; count.max(1)]).to_vec())
+        BufferData::Output {
+            bytes: bytemuck::cast_slice(&vec![POISON_BITS; count]).to_vec(),
+            scalar: Scalar::F32,
+        }
     }
 
     /// An output of `count` zeroed words (counters that the kernel adds to).
     pub fn zeroed_words(count: usize) -> BufferData {
-        BufferData::Output(vec![0; 4 * count.max(1)])
+        BufferData::Output {
+            bytes: vec![0; 4 * count],
+            scalar: Scalar::U32,
+        }
     }
 
     /// A uniform struct of `u32` fields.
     pub fn uniform(fields: &[u32]) -> BufferData {
         BufferData::Uniform(bytemuck::cast_slice(fields).to_vec())
     }
+
+    /// The word that fills this buffer's guards.
+    fn guard_word(&self, fill: GuardFill) -> u32 {
+        match (self, fill) {
+            (BufferData::Input { .. }, GuardFill::Zero) => 0,
+            (BufferData::Input { scalar: Scalar::F32, .. }, GuardFill::Poison) => GUARD_NAN_BITS,
+            (BufferData::Input { scalar: Scalar::U32, .. }, GuardFill::Poison) => GUARD_WORD,
+            (BufferData::Output { scalar: Scalar::F32, .. }, _) => POISON_BITS,
+            (BufferData::Output { scalar: Scalar::U32, .. }, _) => COUNTER_GUARD_WORD,
+            (BufferData::Uniform(_), _) => 0,
+        }
+    }
+}
+
+/// One output as read back: its data, and the first of its guard elements the kernel
+/// changed, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadBack {
+    pub data: Vec<u8>,
+    pub changed_guard: Option<usize>,
 }
 
 /// Builds the pipeline for `shader` with the bind group layout of `bindings`.
@@ -144,74 +225,120 @@ pub fn workgroups_for(items: usize, workgroup_size: u32) -> u32 {
 pub struct PreparedKernel {
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
-    /// The read-write buffers and the staging buffers they are read back through.
-    outputs: Vec<(wgpu::Buffer, wgpu::Buffer)>,
+    /// The read-write buffers, the staging buffers they are read back through, the size
+    /// of their data in bytes, and the word their guards hold.
+    outputs: Vec<PreparedOutput>,
     grid: [u32; 3],
 }
 
+struct PreparedOutput {
+    storage: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    data_bytes: usize,
+    guard_word: u32,
+}
+
 impl PreparedKernel {
+    /// Prepares `data` with poison in the guards.
     pub fn new(
         context: &GpuContext,
         kernel: &CompiledKernel,
         data: &[BufferData],
         grid: [u32; 3],
     ) -> Result<PreparedKernel, CheckError> {
-        let limit = context.limits().max_compute_workgroups_per_dimension;
-        if let Some(&too_many) = grid.iter().find(|&&count| count > limit) {
+        PreparedKernel::with_guards(context, kernel, data, grid, GuardFill::Poison)
+    }
+
+    pub fn with_guards(
+        context: &GpuContext,
+        kernel: &CompiledKernel,
+        data: &[BufferData],
+        grid: [u32; 3],
+        fill: GuardFill,
+    ) -> Result<PreparedKernel, CheckError> {
+        let limits = context.limits();
+        if let Some(&too_many) = grid
+            .iter()
+            .find(|&&count| count > limits.max_compute_workgroups_per_dimension)
+        {
             return Err(CheckError::DispatchTooLarge {
                 workgroups: u64::from(too_many),
-                limit,
+                limit: limits.max_compute_workgroups_per_dimension,
             });
         }
+        // The data of an input starts at the smallest offset a binding may have.
+        let front_bytes = (limits.min_storage_buffer_offset_alignment as usize).max(4);
         let device = context.device();
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut outputs = Vec::new();
-        let buffers: Vec<wgpu::Buffer> = data
-            .iter()
-            .map(|data| {
-                let (contents, usage) = match data {
-                    BufferData::Input(bytes) => (bytes.clone(), wgpu::BufferUsages::STORAGE),
-                    BufferData::Output(bytes) => (
-                        bytes.clone(),
-                        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                    ),
-                    // Uniform structs are rounded up to 16 bytes: a struct of three u32
-                    // still occupies 16 in the uniform address space on some backends.
-                    BufferData::Uniform(bytes) => {
-                        let mut padded = bytes.clone();
-                        padded.resize(bytes.len().div_ceil(16).max(1) * 16, 0);
-                        (padded, wgpu::BufferUsages::UNIFORM)
-                    }
-                };
-                // A binding may not be empty: an empty input still gets one element.
-                let mut contents = contents;
-                if contents.is_empty() {
-                    contents.resize(4, 0);
+        // (buffer, offset, size) of every binding.
+        let mut bound: Vec<(wgpu::Buffer, u64, u64)> = Vec::new();
+        for buffer_data in data {
+            let guard = buffer_data.guard_word(fill).to_ne_bytes();
+            let guards = |bytes: usize| -> Vec<u8> {
+                guard.iter().copied().cycle().take(bytes).collect()
+            };
+            match buffer_data {
+                BufferData::Input { bytes, .. } => {
+                    let mut contents = guards(front_bytes);
+                    contents.extend_from_slice(bytes);
+                    contents.extend(guards(4 * GUARD_ELEMENTS));
+                    let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("exercise input"),
+                        contents: &contents,
+                        usage: wgpu::BufferUsages::STORAGE,
+                    });
+                    let size = (contents.len() - front_bytes) as u64;
+                    bound.push((buffer, front_bytes as u64, size));
                 }
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("exercise buffer"),
-                    contents: &contents,
-                    usage,
-                })
-            })
-            .collect();
-        for (data, buffer) in data.iter().zip(&buffers) {
-            if matches!(data, BufferData::Output(_)) {
-                let staging = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("exercise staging"),
-                    size: buffer.size(),
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
-                outputs.push((buffer.clone(), staging));
+                BufferData::Output { bytes, .. } => {
+                    let mut contents = bytes.clone();
+                    contents.extend(guards(4 * GUARD_ELEMENTS));
+                    let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("exercise output"),
+                        contents: &contents,
+                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                    });
+                    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("exercise staging"),
+                        size: buffer.size(),
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    outputs.push(PreparedOutput {
+                        storage: buffer.clone(),
+                        staging,
+                        data_bytes: bytes.len(),
+                        guard_word: buffer_data.guard_word(fill),
+                    });
+                    let size = buffer.size();
+                    bound.push((buffer, 0, size));
+                }
+                // Uniform structs are rounded up to 16 bytes: a struct of three u32 still
+                // occupies 16 in the uniform address space on some backends.
+                BufferData::Uniform(bytes) => {
+                    let mut padded = bytes.clone();
+                    padded.resize(bytes.len().div_ceil(16).max(1) * 16, 0);
+                    let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("exercise uniform"),
+                        contents: &padded,
+                        usage: wgpu::BufferUsages::UNIFORM,
+                    });
+                    let size = buffer.size();
+                    bound.push((buffer, 0, size));
+                }
             }
         }
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
+        let entries: Vec<wgpu::BindGroupEntry> = bound
             .iter()
             .enumerate()
-            .map(|(binding, buffer)| wgpu::BindGroupEntry {
+            .map(|(binding, (buffer, offset, size))| wgpu::BindGroupEntry {
                 binding: binding as u32,
-                resource: buffer.as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset: *offset,
+                    size: wgpu::BufferSize::new(*size),
+                }),
             })
             .collect();
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -242,16 +369,32 @@ impl PreparedKernel {
         pass.dispatch_workgroups(self.grid[0], self.grid[1], self.grid[2]);
     }
 
-    /// Dispatches once and reads back every output, as bytes, in binding order.
+    /// Dispatches once and reads back the data of every output, as bytes, in binding
+    /// order (for timing, where the guards were checked before).
     pub fn run(&self, context: &GpuContext) -> Result<Vec<Vec<u8>>, CheckError> {
+        Ok(self
+            .run_guarded(context)?
+            .into_iter()
+            .map(|read_back| read_back.data)
+            .collect())
+    }
+
+    /// Dispatches once and reads back every output with the state of its guards.
+    pub fn run_guarded(&self, context: &GpuContext) -> Result<Vec<ReadBack>, CheckError> {
         let device = context.device();
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("exercise run"),
         });
         self.record_dispatch(&mut encoder);
-        for (storage, staging) in &self.outputs {
-            encoder.copy_buffer_to_buffer(storage, 0, staging, 0, storage.size());
+        for output in &self.outputs {
+            encoder.copy_buffer_to_buffer(
+                &output.storage,
+                0,
+                &output.staging,
+                0,
+                output.storage.size(),
+            );
         }
         let submission = context.queue().submit([encoder.finish()]);
         if let Some(error) = pollster::block_on(scope.pop()) {
@@ -262,9 +405,10 @@ impl PreparedKernel {
         let receivers: Vec<_> = self
             .outputs
             .iter()
-            .map(|(_, staging)| {
+            .map(|output| {
                 let (sender, receiver) = mpsc::channel();
-                staging
+                output
+                    .staging
                     .slice(..)
                     .map_async(wgpu::MapMode::Read, move |result| {
                         let _ = sender.send(result);
@@ -274,22 +418,30 @@ impl PreparedKernel {
             .collect();
         wait(context, submission)?;
         let mut results = Vec::new();
-        for ((_, staging), receiver) in self.outputs.iter().zip(receivers) {
+        for (output, receiver) in self.outputs.iter().zip(receivers) {
             let mapped = receiver.recv().map_err(|error| CheckError::Run {
                 message: error.to_string(),
             })?;
             mapped.map_err(|error| CheckError::Run {
                 message: error.to_string(),
             })?;
-            let bytes = staging
+            let bytes = output
+                .staging
                 .slice(..)
                 .get_mapped_range()
                 .map_err(|error| CheckError::Run {
                     message: error.to_string(),
                 })?
                 .to_vec();
-            staging.unmap();
-            results.push(bytes);
+            output.staging.unmap();
+            let (data, guards) = bytes.split_at(output.data_bytes);
+            let changed_guard = to_words(guards)
+                .iter()
+                .position(|&word| word != output.guard_word);
+            results.push(ReadBack {
+                data: data.to_vec(),
+                changed_guard,
+            });
         }
         Ok(results)
     }

@@ -8,6 +8,10 @@
 //! - [`registry`]: the list of exercises, and where their files are.
 //! - [`shader`]: reading a student's WGSL with naga (errors with file and line; bindings,
 //!   workgroup size, use of workgroup memory).
+//! - [`analysis`]: static checks on the kernel's code (barriers in uniform control flow,
+//!   a barrier between every write and read of workgroup memory, atomic updates).
+//! - [`instrument`]: the rewrites that clamp every index onto the guards and reverse the
+//!   order of a workgroup's invocations.
 //! - [`kernel_run`]: compiling and dispatching a kernel, with every wgpu failure a typed
 //!   error and a time limit on the wait.
 //! - [`report`]: the verdicts, and how a mismatch is described.
@@ -21,9 +25,11 @@
 //! The Rust parts of the exercises are compiled into this crate by `build.rs`, as
 //! [`rust_exercises`].
 
+pub mod analysis;
 pub mod checkers;
 pub mod error;
 pub mod figures;
+pub mod instrument;
 pub mod kernel_run;
 pub mod mutants;
 pub mod random_graphs;

@@ -2,9 +2,12 @@
 //! tried, whether the result was right, and if not, where and by how much it was wrong.
 //!
 //! A failed comparison names the case (the shape and parameters), how many elements
-//! differ, how many were never written (still NaN from the poison the checker filled the
-//! output with), the first few wrong elements with the expected and the actual value,
-//! and the largest relative error. That is usually enough to tell an off-by-one (the
+//! differ, how many were never written (still the NaN with the checker's tag,
+//! [`POISON_BITS`], that the output was filled with), how many hold the NaN of an input's
+//! guard elements (a read out of bounds), how many are other NaN or infinite (computed:
+//! an overflow, 0/0, or a NaN read from an input), the first few wrong elements with the
+//! expected and the actual value, and the largest relative error. A checker can add
+//! causes it found by running the case again (reversed invocations, other guards). That is usually enough to tell an off-by-one (the
 //! last column wrong), a missing bounds check (only shapes that are not multiples of the
 //! workgroup fail) and a race (different elements wrong on every run) apart.
 
@@ -14,6 +17,7 @@ use std::path::PathBuf;
 use galaxy::{Comparison, Tensor2d, Tolerance};
 
 use crate::error::CheckError;
+use crate::kernel_run::{GUARD_NAN_BITS, POISON_BITS};
 
 /// How many wrong elements a report lists before it stops.
 pub const LISTED_MISMATCHES: usize = 5;
@@ -116,8 +120,17 @@ pub struct MismatchReport {
     pub shape: (usize, usize),
     pub compared: usize,
     pub mismatching: usize,
-    /// Elements that are still NaN: most likely never written.
-    pub still_nan: usize,
+    /// Elements that still hold the poison the output was filled with: never written.
+    pub never_written: usize,
+    /// Elements that hold the NaN of an input's guard elements: read out of bounds and
+    /// copied (or carried through arithmetic) to the output.
+    pub guard_values: usize,
+    /// Other NaN where a number is expected: computed (an overflow, 0/0, or a NaN read).
+    pub computed_nan: usize,
+    /// Infinities where a finite number is expected: an overflow.
+    pub infinite: usize,
+    /// What the checker found out about the cause by running the case again.
+    pub causes: Vec<String>,
     /// The first few wrong elements, in memory order.
     pub first: Vec<WrongElement>,
     pub largest_relative_error: f32,
@@ -174,11 +187,25 @@ pub fn compare(actual: &Tensor2d, expected: &Tensor2d, tolerance: Tolerance) -> 
         shape: actual.shape(),
         compared: comparison.compared_elements,
         mismatching: comparison.elements_outside_tolerance,
-        still_nan: actual
+        never_written: count_bits(actual, POISON_BITS),
+        guard_values: count_bits(actual, GUARD_NAN_BITS),
+        computed_nan: actual
             .as_slice()
             .iter()
-            .filter(|value| value.is_nan())
+            .zip(expected.as_slice())
+            .filter(|(actual, expected)| {
+                actual.is_nan()
+                    && !expected.is_nan()
+                    && !matches!(actual.to_bits(), POISON_BITS | GUARD_NAN_BITS)
+            })
             .count(),
+        infinite: actual
+            .as_slice()
+            .iter()
+            .zip(expected.as_slice())
+            .filter(|(actual, expected)| actual.is_infinite() && expected.is_finite())
+            .count(),
+        causes: Vec::new(),
         first,
         largest_relative_error: comparison.largest_relative_error,
         worst: comparison.worst.map(|worst| WrongElement {
@@ -189,6 +216,14 @@ pub fn compare(actual: &Tensor2d, expected: &Tensor2d, tolerance: Tolerance) -> 
         }),
         tolerance,
     }))
+}
+
+fn count_bits(values: &Tensor2d, bits: u32) -> usize {
+    values
+        .as_slice()
+        .iter()
+        .filter(|value| value.to_bits() == bits)
+        .count()
 }
 
 /// The rule of [`Tolerance`]: `|actual − expected| ≤ absolute + relative · |expected|`,
@@ -297,8 +332,14 @@ impl WrongElement {
     }
 
     fn describe(&self, shape: (usize, usize)) -> String {
+        let note = match self.actual.to_bits() {
+            POISON_BITS => " (never written)",
+            GUARD_NAN_BITS => " (an input's guard: read out of bounds)",
+            _ if self.actual.is_nan() => " (computed)",
+            _ => "",
+        };
         format!(
-            "{}: expected {}, got {}",
+            "{}: expected {}, got {}{note}",
             self.position(shape),
             self.expected,
             self.actual
@@ -307,19 +348,41 @@ impl WrongElement {
 }
 
 impl MismatchReport {
-    /// One line: how many elements differ and how badly.
+    /// One line: how many elements differ and how badly, and the causes found.
     pub fn summary(&self) -> String {
         let mut text = format!("{} of {} elements differ", self.mismatching, self.compared);
-        if self.still_nan > 0 {
-            text.push_str(&format!(" ({} still NaN: never written?)", self.still_nan));
+        if self.never_written > 0 {
+            text.push_str(&format!(
+                " ({} never written: still the checker's poison)",
+                self.never_written
+            ));
         }
+        if self.guard_values > 0 {
+            text.push_str(&format!(
+                " ({} hold the NaN of an input's guard elements: the kernel reads out of bounds)",
+                self.guard_values
+            ));
+        }
+        if self.computed_nan > 0 {
+            text.push_str(&format!(
+                " ({} NaN computed: overflow/underflow, 0/0 or a NaN input read)",
+                self.computed_nan
+            ));
+        }
+        if self.infinite > 0 {
+            text.push_str(&format!(" ({} infinite: overflow)", self.infinite));
+        }
+        let not_finite = self.never_written + self.guard_values + self.computed_nan + self.infinite;
         if self.tolerance == Tolerance::EXACT {
             text.push_str(" (compared exactly)");
-        } else if self.still_nan < self.mismatching {
+        } else if not_finite < self.mismatching {
             text.push_str(&format!(
                 "; largest relative error {:.2e} (tolerance: relative {:e}, absolute {:e})",
                 self.largest_relative_error, self.tolerance.relative, self.tolerance.absolute
             ));
+        }
+        for cause in &self.causes {
+            text.push_str(&format!("; {cause}"));
         }
         text
     }
@@ -441,7 +504,7 @@ mod tests {
         };
         assert_eq!(report.shape, (3, 5));
         assert_eq!(report.mismatching, 3);
-        assert_eq!(report.still_nan, 0);
+        assert_eq!(report.never_written, 0);
         let positions: Vec<(usize, usize)> = report
             .first
             .iter()
@@ -464,19 +527,46 @@ mod tests {
         let expected = Tensor2d::random(1, 300, -1.0..=1.0, 3);
         let mut actual = expected.clone();
         for column in 256..300 {
-            actual.set(0, column, f32::NAN);
+            actual.set(0, column, f32::from_bits(POISON_BITS));
         }
         let Verdict::Mismatch(report) = compare(&actual, &expected, TOLERANCE) else {
             panic!("NaN must not pass");
         };
         assert_eq!(report.mismatching, 44);
-        assert_eq!(report.still_nan, 44);
+        assert_eq!(report.never_written, 44);
+        assert_eq!(report.computed_nan, 0);
         assert_eq!(report.first.len(), LISTED_MISMATCHES);
         assert_eq!(report.first[0].column, 256);
         let text = report.to_string();
-        assert!(text.contains("44 still NaN: never written?"), "{text}");
+        assert!(text.contains("44 never written: still the checker's poison"), "{text}");
         assert!(text.contains("element 256: expected"), "{text}");
+        assert!(text.contains("got NaN (never written)"), "{text}");
         assert!(text.contains("… and 39 more"), "{text}");
+    }
+
+    #[test]
+    fn a_computed_nan_and_a_guard_nan_are_not_called_unwritten() {
+        let expected = Tensor2d::random(1, 4, -1.0..=1.0, 3);
+        let mut actual = expected.clone();
+        // exp(200) / exp(200): what a softmax without its shift computes.
+        actual.set(0, 0, f32::INFINITY / f32::INFINITY);
+        actual.set(0, 1, f32::from_bits(GUARD_NAN_BITS));
+        actual.set(0, 2, f32::INFINITY);
+        let Verdict::Mismatch(report) = compare(&actual, &expected, TOLERANCE) else {
+            panic!("NaN must not pass");
+        };
+        assert_eq!(
+            (report.never_written, report.computed_nan, report.guard_values, report.infinite),
+            (0, 1, 1, 1)
+        );
+        let text = report.to_string();
+        assert!(!text.contains("never written"), "{text}");
+        assert!(
+            text.contains("1 NaN computed: overflow/underflow, 0/0 or a NaN input read"),
+            "{text}"
+        );
+        assert!(text.contains("the kernel reads out of bounds"), "{text}");
+        assert!(text.contains("1 infinite: overflow"), "{text}");
     }
 
     #[test]

@@ -162,12 +162,12 @@ fn an_off_by_one_is_reported_with_its_case_and_element() {
     };
     assert_eq!(mismatch.shape, (1, 257));
     assert_eq!(mismatch.mismatching, 1);
-    assert_eq!(mismatch.still_nan, 1);
+    assert_eq!(mismatch.never_written, 1);
     assert_eq!(mismatch.first[0].column, 256);
     assert!(mismatch.first[0].actual.is_nan());
     let text = report.to_string();
     assert!(
-        text.contains("length 257: FAIL: 1 of 257 elements differ (1 still NaN"),
+        text.contains("length 257: FAIL: 1 of 257 elements differ (1 never written"),
         "{text}"
     );
     assert!(text.contains("element 0: expected"), "{text}");
@@ -192,7 +192,7 @@ fn a_wrong_element_is_located_in_two_dimensions() {
         panic!("must be a mismatch:\n{report}");
     };
     assert_eq!(mismatch.shape, (17, 9));
-    assert_eq!(mismatch.still_nan, 0);
+    assert_eq!(mismatch.never_written, 0);
     assert_eq!((mismatch.first[0].row, mismatch.first[0].column), (0, 0));
     assert!(mismatch.largest_relative_error > 1e-3);
     assert!(

@@ -6,10 +6,13 @@
 
 use galaxy::{Tensor2d, Tolerance};
 
-use crate::checkers::common::{KernelUnderTest, load_or_fail, workgroup_memory_part};
-use crate::checkers::vector_add::row_of;
+use crate::analysis::StaticRules;
+use crate::checkers::common::{
+    KernelUnderTest, load_or_fail, no_failure_yet, row_of, run_case, static_part,
+    workgroup_memory_part,
+};
 use crate::kernel_run::{BufferData, to_floats, workgroups_for};
-use crate::report::{PartReport, Verdict, compare};
+use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::submission::Submission;
 
@@ -120,7 +123,10 @@ fn check(submission: &Submission, version: Version) -> Vec<PartReport> {
             Ok(loaded) => loaded,
             Err(failed) => return vec![failed],
         };
-    let mut parts = vec![results(context, &kernel, version, part_name)];
+    let mut parts = vec![
+        results(context, &kernel, version, part_name),
+        static_part(&kernel, &StaticRules::default()),
+    ];
     if version == Version::Workgroup {
         parts.push(workgroup_memory_part(
             &kernel,
@@ -148,14 +154,20 @@ fn results(
         let expected = convolve_1d(signal.as_slice(), weights.as_slice());
         let data = version.buffers(signal.as_slice(), weights.as_slice());
         let grid = [workgroups_for(length, workgroup), 1, 1];
-        let verdict = match kernel.run(context, &data, grid) {
-            Ok(outputs) => compare(
-                &row_of(&to_floats(&outputs[0]), length),
-                &row_of(&expected, length),
-                TOLERANCE,
-            ),
-            Err(error) => Verdict::Error(error.to_string()),
-        };
+        let verdict = run_case(
+            context,
+            kernel,
+            &data,
+            grid,
+            |outputs| {
+                compare(
+                    &row_of(&to_floats(&outputs[0]), length),
+                    &row_of(&expected, length),
+                    TOLERANCE,
+                )
+            },
+            no_failure_yet(&part),
+        );
         part.push(
             format!("signal of {length}, filter of {filter_length}"),
             verdict,

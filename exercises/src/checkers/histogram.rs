@@ -6,9 +6,12 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::checkers::common::{KernelUnderTest, load_or_fail, workgroup_memory_part};
+use crate::analysis::StaticRules;
+use crate::checkers::common::{
+    KernelUnderTest, load_or_fail, no_failure_yet, run_case, static_part, workgroup_memory_part,
+};
 use crate::kernel_run::{BufferData, to_words, workgroups_for};
-use crate::report::{PartReport, Verdict, compare_counts};
+use crate::report::{PartReport, compare_counts};
 use crate::shader::{BindingSpec, Element};
 use crate::submission::Submission;
 
@@ -17,6 +20,14 @@ pub const BINDINGS: [BindingSpec; 3] = [
     BindingSpec::read_write(1, "bins", Element::U32),
     BindingSpec::uniform(2, "dimensions"),
 ];
+
+/// What no run on a software driver can show: `bins` is updated by many workgroups at
+/// once, so it must hold atomics updated with atomicAdd, and a count at an index taken
+/// from `values` must be atomic wherever it is kept.
+pub const RULES: StaticRules = StaticRules {
+    atomic_bindings: &["bins"],
+    data_index_bindings: &["values"],
+};
 
 /// The most bins the workgroup version has room for.
 pub const MAX_BINS: u32 = 256;
@@ -128,16 +139,21 @@ fn check(submission: &Submission, workgroup_version: bool) -> Vec<PartReport> {
             1,
             1,
         ];
-        let verdict = match kernel.run(context, &case.buffers(), grid) {
-            Ok(outputs) => {
+        let expected = case.expected();
+        let verdict = run_case(
+            context,
+            &kernel,
+            &case.buffers(),
+            grid,
+            |outputs| {
                 let bins = to_words(&outputs[0]);
-                compare_counts(&bins[..case.bin_count as usize], &case.expected())
-            }
-            Err(error) => Verdict::Error(error.to_string()),
-        };
+                compare_counts(&bins[..case.bin_count as usize], &expected)
+            },
+            no_failure_yet(&part),
+        );
         part.push(case.description, verdict);
     }
-    let mut parts = vec![part];
+    let mut parts = vec![part, static_part(&kernel, &RULES)];
     if workgroup_version {
         parts.push(workgroup_memory_part(
             &kernel,

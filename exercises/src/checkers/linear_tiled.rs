@@ -4,10 +4,13 @@
 
 use galaxy::Tensor2d;
 
-use crate::checkers::common::{load_or_fail, workgroup_memory_part};
-use crate::checkers::matmul::{TOLERANCE, matrix_product, tensor_of};
+use crate::analysis::StaticRules;
+use crate::checkers::common::{
+    PRODUCT_CASES, PRODUCT_TOLERANCE, load_or_fail, matrix_product, no_failure_yet, run_case,
+    static_part, tensor_of, workgroup_memory_part,
+};
 use crate::kernel_run::{BufferData, to_floats};
-use crate::report::{PartReport, Verdict, compare};
+use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::submission::Submission;
 
@@ -18,8 +21,6 @@ pub const BINDINGS: [BindingSpec; 5] = [
     BindingSpec::read_write(3, "output", Element::F32),
     BindingSpec::uniform(4, "dimensions"),
 ];
-
-pub use crate::checkers::matmul::CASES;
 
 /// The CPU reference: the product in f64, plus the bias on every row.
 pub fn linear(input: &Tensor2d, weights: &Tensor2d, bias: &Tensor2d) -> Tensor2d {
@@ -54,21 +55,27 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
         Err(failed) => return vec![failed],
     };
     let mut part = PartReport::new(part_name);
-    for (seed, &(rows, inner, columns)) in CASES.iter().enumerate() {
+    for (seed, &(rows, inner, columns)) in PRODUCT_CASES.iter().enumerate() {
         let seed = 300 + seed as u64;
         let input = Tensor2d::random(rows, inner, -1.0..=1.0, 3 * seed);
         let weights = Tensor2d::random(inner, columns, -1.0..=1.0, 3 * seed + 1);
         let bias = Tensor2d::random(1, columns, -1.0..=1.0, 3 * seed + 2);
         let expected = linear(&input, &weights, &bias);
         let grid = kernel.grid_over(rows, columns);
-        let verdict = match kernel.run(context, &buffers(&input, &weights, &bias), grid) {
-            Ok(outputs) => compare(
-                &tensor_of(&to_floats(&outputs[0]), rows, columns),
-                &expected,
-                TOLERANCE,
-            ),
-            Err(error) => Verdict::Error(error.to_string()),
-        };
+        let verdict = run_case(
+            context,
+            &kernel,
+            &buffers(&input, &weights, &bias),
+            grid,
+            |outputs| {
+                compare(
+                    &tensor_of(&to_floats(&outputs[0]), rows, columns),
+                    &expected,
+                    PRODUCT_TOLERANCE,
+                )
+            },
+            no_failure_yet(&part),
+        );
         part.push(
             format!("input {rows}×{inner}, weights {inner}×{columns}"),
             verdict,
@@ -76,6 +83,7 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
     }
     vec![
         part,
+        static_part(&kernel, &StaticRules::default()),
         workgroup_memory_part(&kernel, "tiling the inputs in workgroup memory"),
     ]
 }

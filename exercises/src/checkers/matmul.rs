@@ -2,9 +2,13 @@
 //! interest and never graded.
 
 use galaxy::gpu::GpuContext;
-use galaxy::{Tensor2d, Tolerance};
+use galaxy::Tensor2d;
 
-use crate::checkers::common::{KernelUnderTest, load_or_fail};
+use crate::analysis::StaticRules;
+use crate::checkers::common::{
+    KernelUnderTest, PRODUCT_CASES, PRODUCT_TOLERANCE, load_or_fail, matrix_product, no_failure_yet,
+    run_case, static_part, tensor_of,
+};
 use crate::kernel_run::{BufferData, PreparedKernel, to_floats};
 use crate::report::{PartReport, Verdict, compare};
 use crate::shader::{BindingSpec, Element};
@@ -17,39 +21,8 @@ pub const BINDINGS: [BindingSpec; 4] = [
     BindingSpec::uniform(3, "dimensions"),
 ];
 
-/// (rows, inner, columns): single elements, single rows and columns, an exact tile, odd
-/// sizes, and sizes spanning many workgroups with ragged edges.
-pub const CASES: [(usize, usize, usize); 8] = [
-    (1, 1, 1),
-    (1, 7, 3),
-    (7, 1, 5),
-    (16, 16, 16),
-    (17, 33, 9),
-    (33, 257, 65),
-    (64, 100, 48),
-    (129, 70, 200),
-];
-
 /// The size the speed is measured on.
 pub const TIMED_SIZE: usize = 256;
-
-/// Sums of up to a few hundred products: the absolute part covers results near zero.
-pub const TOLERANCE: Tolerance = Tolerance::new(1e-4, 1e-4);
-
-/// The CPU reference, accumulated in f64.
-pub fn matrix_product(a: &Tensor2d, b: &Tensor2d) -> Tensor2d {
-    let (rows, inner, columns) = (a.rows(), a.columns(), b.columns());
-    let mut output = Tensor2d::zeros(rows, columns);
-    for row in 0..rows {
-        for column in 0..columns {
-            let total: f64 = (0..inner)
-                .map(|k| f64::from(a.get(row, k)) * f64::from(b.get(k, column)))
-                .sum();
-            output.set(row, column, total as f32);
-        }
-    }
-    output
-}
 
 /// The buffers for `a · b`, in binding order, with the output poisoned.
 pub fn buffers(a: &Tensor2d, b: &Tensor2d) -> [BufferData; 4] {
@@ -61,12 +34,6 @@ pub fn buffers(a: &Tensor2d, b: &Tensor2d) -> [BufferData; 4] {
     ]
 }
 
-/// The first `rows × columns` values as a tensor.
-pub fn tensor_of(values: &[f32], rows: usize, columns: usize) -> Tensor2d {
-    Tensor2d::from_vec(rows, columns, values[..rows * columns].to_vec())
-        .expect("the slice has exactly rows × columns values")
-}
-
 pub fn check(submission: &Submission) -> Vec<PartReport> {
     let part_name = "GPU kernel";
     let (context, kernel) = match load_or_fail(submission.wgsl.as_deref(), &BINDINGS, part_name) {
@@ -74,20 +41,26 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
         Err(failed) => return vec![failed],
     };
     let mut part = PartReport::new(part_name);
-    for (seed, &(rows, inner, columns)) in CASES.iter().enumerate() {
+    for (seed, &(rows, inner, columns)) in PRODUCT_CASES.iter().enumerate() {
         let seed = 200 + seed as u64;
         let a = Tensor2d::random(rows, inner, -1.0..=1.0, 2 * seed);
         let b = Tensor2d::random(inner, columns, -1.0..=1.0, 2 * seed + 1);
         let expected = matrix_product(&a, &b);
         let grid = kernel.grid_over(rows, columns);
-        let verdict = match kernel.run(context, &buffers(&a, &b), grid) {
-            Ok(outputs) => compare(
-                &tensor_of(&to_floats(&outputs[0]), rows, columns),
-                &expected,
-                TOLERANCE,
-            ),
-            Err(error) => Verdict::Error(error.to_string()),
-        };
+        let verdict = run_case(
+            context,
+            &kernel,
+            &buffers(&a, &b),
+            grid,
+            |outputs| {
+                compare(
+                    &tensor_of(&to_floats(&outputs[0]), rows, columns),
+                    &expected,
+                    PRODUCT_TOLERANCE,
+                )
+            },
+            no_failure_yet(&part),
+        );
         part.push(format!("{rows}×{inner} · {inner}×{columns}"), verdict);
     }
     if part.passed() {
@@ -103,7 +76,7 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
             verdict,
         );
     }
-    vec![part]
+    vec![part, static_part(&kernel, &StaticRules::default())]
 }
 
 /// GFLOP/s of one `TIMED_SIZE³` product, dispatch and wait included.
@@ -160,11 +133,7 @@ mod tests {
             &BINDINGS,
         )
         .unwrap();
-        let compiled = crate::kernel_run::compile(context, &shader, &BINDINGS).unwrap();
-        let kernel = KernelUnderTest {
-            shader,
-            kernel: compiled,
-        };
+        let kernel = KernelUnderTest::from_shader(context, shader, &BINDINGS).unwrap();
         assert_eq!(kernel.output_block(), (16, 8));
         assert_eq!(kernel.grid_over(17, 33), [3, 3, 1]);
         let a = Tensor2d::random(17, 5, -1.0..=1.0, 1);
@@ -175,7 +144,7 @@ mod tests {
         let verdict = compare(
             &tensor_of(&to_floats(&outputs[0]), 17, 33),
             &matrix_product(&a, &b),
-            TOLERANCE,
+            PRODUCT_TOLERANCE,
         );
         assert!(verdict.passed(), "{verdict}");
     }

@@ -7,11 +7,13 @@ use galaxy::gpu::record::BoundDispatch;
 use galaxy::gpu::{GpuContext, GpuError, GpuTensor};
 use galaxy::{ShapeError, Tensor2d, Tolerance};
 
-use crate::checkers::common::{KernelUnderTest, context};
+use crate::analysis::StaticRules;
+use crate::checkers::common::{
+    KernelUnderTest, context, no_failure_yet, run_case, static_part, tensor_of,
+};
 use crate::checkers::every_level::{GraphCase, expect_error, graph_level_part, run_cpu_level};
-use crate::checkers::matmul::tensor_of;
 use crate::kernel_run::{BufferData, to_floats};
-use crate::report::{PartReport, Verdict, compare};
+use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::step_graph::Step;
 use crate::submission::{Submission, Variant};
@@ -195,16 +197,25 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
             ]),
         ];
         let grid = kernel.grid_over(output_rows, output_columns);
-        let verdict = match kernel.run(context, &data, grid) {
-            Ok(outputs) => compare(
-                &tensor_of(&to_floats(&outputs[0]), output_rows, output_columns),
-                &expected,
-                EXACT,
-            ),
-            Err(error) => Verdict::Error(error.to_string()),
-        };
+        let verdict = run_case(
+            context,
+            &kernel,
+            &data,
+            grid,
+            |outputs| {
+                compare(
+                    &tensor_of(&to_floats(&outputs[0]), output_rows, output_columns),
+                    &expected,
+                    EXACT,
+                )
+            },
+            no_failure_yet(&part),
+        );
         part.push(description, verdict);
     }
+    // What no run can show, judged on the kernel alone, belongs to this level too.
+    part.cases
+        .extend(static_part(&kernel, &StaticRules::default()).cases);
     part
 }
 

@@ -5,10 +5,12 @@
 
 use galaxy::{Tensor2d, Tolerance};
 
-use crate::checkers::common::{load_or_fail, workgroup_memory_part};
-use crate::checkers::matmul::tensor_of;
+use crate::analysis::StaticRules;
+use crate::checkers::common::{
+    load_or_fail, no_failure_yet, run_case, static_part, tensor_of, workgroup_memory_part,
+};
 use crate::kernel_run::{BufferData, to_floats};
-use crate::report::{PartReport, Verdict, compare};
+use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::submission::Submission;
 
@@ -18,9 +20,9 @@ pub const BINDINGS: [BindingSpec; 3] = [
     BindingSpec::uniform(2, "dimensions"),
 ];
 
-/// (rows, columns): one element, rows shorter than, equal to, just longer than and much
-/// longer than a workgroup of 256.
-pub const CASES: [(usize, usize); 8] = [
+/// (rows, columns) of the random cases: one element, rows shorter than, equal to, just
+/// longer than and much longer than a workgroup of 256.
+pub const SHAPES: [(usize, usize); 8] = [
     (1, 1),
     (1, 7),
     (17, 33),
@@ -31,11 +33,68 @@ pub const CASES: [(usize, usize); 8] = [
     (4, 4099),
 ];
 
-/// Values up to ±8: exponentials up to e^16 before the shift by the maximum, so a kernel
-/// that forgets the shift still works, but one that shifts by the wrong maximum does not.
+/// Values of the random cases, up to ±8. Softmax does not change when every value of a
+/// row moves by the same amount, so with values this small almost any shift gives the
+/// right answer: these cases check the arithmetic, and the cases of [`cases`] with large
+/// values check the maximum.
 const RANGE: std::ops::RangeInclusive<f32> = -8.0..=8.0;
 
 const TOLERANCE: Tolerance = Tolerance::new(1e-4, 1e-7);
+
+/// One input and what it is for.
+pub struct SoftmaxCase {
+    pub description: String,
+    pub input: Tensor2d,
+}
+
+/// The random shapes, then inputs that make every step of the kernel matter: `exp`
+/// overflows to infinity above about 88.7 and underflows to zero below about −103, so
+/// a kernel that shifts by anything but the row's true maximum computes inf/inf or 0/0,
+/// both NaN.
+///
+/// - A spike of +200 in a row of values in ±1, at column r of row r: every row has its
+///   maximum at another place, owned by another invocation, past 256 (several values per
+///   invocation) and past a power of two. A maximum tree that misses one slot (a race, a
+///   step too few, a power-of-two assumption) shifts by about 1, and exp(199) = inf.
+/// - Rows far from zero: ±100 (no shift at all overflows), [60, 100] (everything
+///   overflows unshifted), ±1000.
+/// - All-negative rows, [−200, −100], shorter than a workgroup: a maximum whose identity
+///   is 0 instead of the lowest float, or whose unused slots are left at 0, shifts by 0,
+///   and every exp underflows: 0/0.
+pub fn cases() -> Vec<SoftmaxCase> {
+    let mut cases: Vec<SoftmaxCase> = SHAPES
+        .iter()
+        .enumerate()
+        .map(|(seed, &(rows, columns))| SoftmaxCase {
+            description: format!("{rows}×{columns}"),
+            input: random_input(rows, columns, 400 + seed as u64),
+        })
+        .collect();
+    for (size, seed) in [(300, 430), (100, 431)] {
+        let mut input = Tensor2d::random(size, size, -1.0..=1.0, seed);
+        for row in 0..size {
+            input.set(row, row, 200.0);
+        }
+        cases.push(SoftmaxCase {
+            description: format!("{size}×{size}, +200 at column r of row r"),
+            input,
+        });
+    }
+    let far = [
+        (5, 257, -100.0, 100.0, 440),
+        (4, 33, 60.0, 100.0, 441),
+        (2, 7, -1000.0, 1000.0, 442),
+        (3, 33, -200.0, -100.0, 443),
+        (2, 300, -200.0, -100.0, 444),
+    ];
+    for (rows, columns, low, high, seed) in far {
+        cases.push(SoftmaxCase {
+            description: format!("{rows}×{columns} in [{low}, {high}]"),
+            input: Tensor2d::random(rows, columns, low..=high, seed),
+        });
+    }
+    cases
+}
 
 /// The buffers in binding order, with the output poisoned.
 pub fn buffers(input: &Tensor2d) -> [BufferData; 3] {
@@ -57,23 +116,30 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
         Err(failed) => return vec![failed],
     };
     let mut part = PartReport::new(part_name);
-    for (seed, &(rows, columns)) in CASES.iter().enumerate() {
-        let input = random_input(rows, columns, 400 + seed as u64);
-        let expected = galaxy::cpu::softmax(&input).expect("the cases are not empty");
+    for case in cases() {
+        let (rows, columns) = case.input.shape();
+        let expected = galaxy::cpu::softmax(&case.input).expect("the cases are not empty");
         // One workgroup per row.
         let grid = [rows as u32, 1, 1];
-        let verdict = match kernel.run(context, &buffers(&input), grid) {
-            Ok(outputs) => compare(
-                &tensor_of(&to_floats(&outputs[0]), rows, columns),
-                &expected,
-                TOLERANCE,
-            ),
-            Err(error) => Verdict::Error(error.to_string()),
-        };
-        part.push(format!("{rows}×{columns}"), verdict);
+        let verdict = run_case(
+            context,
+            &kernel,
+            &buffers(&case.input),
+            grid,
+            |outputs| {
+                compare(
+                    &tensor_of(&to_floats(&outputs[0]), rows, columns),
+                    &expected,
+                    TOLERANCE,
+                )
+            },
+            no_failure_yet(&part),
+        );
+        part.push(case.description, verdict);
     }
     vec![
         part,
+        static_part(&kernel, &StaticRules::default()),
         workgroup_memory_part(&kernel, "a tree reduction in workgroup memory"),
     ]
 }
@@ -81,7 +147,7 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkers::common::KernelUnderTest;
+    use crate::checkers::common::{KernelUnderTest, tensor_of};
     use crate::gpu_context_for_tests;
     use crate::kernel_run::workgroups_for;
 
@@ -93,8 +159,9 @@ mod tests {
         let path =
             crate::registry::exercises_directory().join("softmax-tree-reduction/single_pass.wgsl");
         let kernel = KernelUnderTest::load(context, &path, &BINDINGS).unwrap();
-        for (seed, &(rows, columns)) in CASES.iter().enumerate() {
-            let input = random_input(rows, columns, seed as u64);
+        for case in cases() {
+            let input = case.input;
+            let (rows, columns) = input.shape();
             let grid = [workgroups_for(rows, kernel.shader.workgroup_size[0]), 1, 1];
             let outputs = kernel.run(context, &buffers(&input), grid).unwrap();
             let verdict = compare(

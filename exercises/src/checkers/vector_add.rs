@@ -3,9 +3,10 @@
 
 use galaxy::{Tensor2d, Tolerance};
 
-use crate::checkers::common::load_or_fail;
+use crate::analysis::StaticRules;
+use crate::checkers::common::{load_or_fail, no_failure_yet, row_of, run_case, static_part};
 use crate::kernel_run::{BufferData, to_floats, workgroups_for};
-use crate::report::{PartReport, Verdict, compare};
+use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::submission::Submission;
 
@@ -51,21 +52,21 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
             BufferData::uniform(&[length as u32]),
         ];
         let grid = [workgroups_for(length, workgroup), 1, 1];
-        let verdict = match kernel.run(context, &data, grid) {
-            Ok(outputs) => compare(
-                &row_of(&to_floats(&outputs[0]), length),
-                &row_of(&expected, length),
-                TOLERANCE,
-            ),
-            Err(error) => Verdict::Error(error.to_string()),
-        };
+        let verdict = run_case(
+            context,
+            &kernel,
+            &data,
+            grid,
+            |outputs| {
+                compare(
+                    &row_of(&to_floats(&outputs[0]), length),
+                    &row_of(&expected, length),
+                    TOLERANCE,
+                )
+            },
+            no_failure_yet(&part),
+        );
         part.push(format!("length {length}"), verdict);
     }
-    vec![part]
-}
-
-/// The first `length` values as a 1 × length tensor.
-pub fn row_of(values: &[f32], length: usize) -> Tensor2d {
-    Tensor2d::from_vec(1, length, values[..length].to_vec())
-        .expect("the slice has exactly `length` values")
+    vec![part, static_part(&kernel, &StaticRules::default())]
 }
