@@ -135,7 +135,11 @@ pub fn x_range(low: f64, high: f64, logarithmic: bool) -> (f64, f64) {
         let margin = ((high / low).powf(0.03)).max(1.08);
         (low / margin, high * margin)
     } else {
-        let span = if high > low { high - low } else { low.abs().max(1.0) };
+        let span = if high > low {
+            high - low
+        } else {
+            low.abs().max(1.0)
+        };
         (low - 0.03 * span, high + 0.03 * span)
     }
 }
@@ -161,18 +165,20 @@ pub fn x_ticks(values: &[f64], scale: &Scale, format: TickFormat, font_size: f64
     } else {
         distinct
     };
-    let widest = candidates
+    // Two neighbouring labels need half of each one's width, and a gap, between ticks.
+    let half_widths: Vec<f64> = candidates
         .iter()
-        .map(|v| text_width(&tick_label(*v, format), font_size))
-        .fold(0.0, f64::max);
-    let gap = widest + 12.0;
+        .map(|v| text_width(&tick_label(*v, format), font_size) / 2.0)
+        .collect();
     for step in 1..=candidates.len().max(1) {
-        let kept: Vec<f64> = candidates.iter().copied().step_by(step).collect();
-        let fits = kept
-            .windows(2)
-            .all(|pair| (scale.pixel(pair[1]) - scale.pixel(pair[0])).abs() >= gap);
+        let kept: Vec<usize> = (0..candidates.len()).step_by(step).collect();
+        let fits = kept.windows(2).all(|pair| {
+            let distance =
+                (scale.pixel(candidates[pair[1]]) - scale.pixel(candidates[pair[0]])).abs();
+            distance >= half_widths[pair[0]] + half_widths[pair[1]] + 6.0
+        });
         if fits {
-            return kept;
+            return kept.into_iter().map(|index| candidates[index]).collect();
         }
     }
     candidates.into_iter().take(1).collect()
@@ -182,7 +188,13 @@ pub fn x_ticks(values: &[f64], scale: &Scale, format: TickFormat, font_size: f64
 /// ends on 1-2-5 steps around the data; its ticks are the 1-2-5 steps when they are at
 /// least `min_gap` pixels apart, else every decade (or every other decade). A linear axis
 /// starts at zero for positive data and ends on a round step.
-pub fn y_axis(low: f64, high: f64, logarithmic: bool, pixels: f64, min_gap: f64) -> (f64, f64, Vec<f64>) {
+pub fn y_axis(
+    low: f64,
+    high: f64,
+    logarithmic: bool,
+    pixels: f64,
+    min_gap: f64,
+) -> (f64, f64, Vec<f64>) {
     if !logarithmic {
         let base = if low >= 0.0 { 0.0 } else { low };
         let top = if high > base { high } else { base + 1.0 };
@@ -206,7 +218,10 @@ pub fn y_axis(low: f64, high: f64, logarithmic: bool, pixels: f64, min_gap: f64)
     // The closest two 1…9 ticks are 9 and 10; the closest 1-2-5 ticks a factor of two
     // apart.
     let families: [(&[f64], f64); 4] = [
-        (&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], (10.0f64 / 9.0).log10()),
+        (
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+            (10.0f64 / 9.0).log10(),
+        ),
         (&[1.0, 2.0, 5.0], 2f64.log10()),
         (&[1.0], 1.0),
         (&[1.0], 2.0),
@@ -372,12 +387,22 @@ mod tests {
         // Filter lengths 3, 9, 17, 33: all four, not only 1, 10, 100.
         let values = [3.0, 9.0, 17.0, 33.0];
         let (low, high) = x_range(3.0, 33.0, true);
-        let ticks = x_ticks(&values, &log_scale(low, high, 560.0), TickFormat::Number, 12.0);
+        let ticks = x_ticks(
+            &values,
+            &log_scale(low, high, 560.0),
+            TickFormat::Number,
+            12.0,
+        );
         assert_eq!(ticks, values);
         // 17 byte sizes from 4 KiB to 256 MiB on 560 pixels: every other one, 4 KiB first.
         let sizes: Vec<f64> = (12..=28).map(|k| 2f64.powi(k)).collect();
         let (low, high) = x_range(sizes[0], sizes[16], true);
-        let ticks = x_ticks(&sizes, &log_scale(low, high, 560.0), TickFormat::Bytes, 12.0);
+        let ticks = x_ticks(
+            &sizes,
+            &log_scale(low, high, 560.0),
+            TickFormat::Bytes,
+            12.0,
+        );
         let labels: Vec<String> = ticks
             .iter()
             .map(|t| tick_label(*t, TickFormat::Bytes))
@@ -388,7 +413,12 @@ mod tests {
         // Powers of two beside irregular sizes: the powers of two are the ticks.
         let mixed = [16.0, 21.0, 32.0, 41.0, 64.0, 81.0, 128.0, 161.0, 256.0];
         let (low, high) = x_range(16.0, 256.0, true);
-        let ticks = x_ticks(&mixed, &log_scale(low, high, 560.0), TickFormat::Number, 12.0);
+        let ticks = x_ticks(
+            &mixed,
+            &log_scale(low, high, 560.0),
+            TickFormat::Number,
+            12.0,
+        );
         assert_eq!(ticks, [16.0, 32.0, 64.0, 128.0, 256.0]);
     }
 
@@ -401,7 +431,10 @@ mod tests {
         assert_eq!(ticks, [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
         // Six decades on 150 pixels: decades only, or every other one.
         let (_, _, ticks) = y_axis(0.008, 7600.0, true, 150.0, 22.0);
-        assert!(ticks.iter().all(|t| t.log10().fract().abs() < 1e-9), "{ticks:?}");
+        assert!(
+            ticks.iter().all(|t| t.log10().fract().abs() < 1e-9),
+            "{ticks:?}"
+        );
         assert!(ticks.len() >= 3, "{ticks:?}");
         // A narrow range gets the ticks between: 20, 30, 40, 50.
         let (low, high, ticks) = y_axis(28.0, 41.0, true, 300.0, 22.0);
@@ -413,7 +446,7 @@ mod tests {
     fn linear_y_axes_start_at_zero() {
         let (low, high, ticks) = y_axis(0.43, 4.4, false, 300.0, 40.0);
         assert_eq!(low, 0.0);
-        assert!(high >= 4.4 && high < 6.0, "{high}");
+        assert!((4.4..6.0).contains(&high), "{high}");
         assert_eq!(ticks[0], 0.0);
         assert!(ticks.len() >= 4, "{ticks:?}");
     }

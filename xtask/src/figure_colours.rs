@@ -64,7 +64,10 @@ pub const GPU_KERNEL_COLOURS: [(&str, RGBColor); 13] = [
     ("register-blocked 16×32×16/4×4", RGBColor(0xa1, 0xd9, 0x9b)),
     ("best register-blocked", RGBColor(0x2c, 0xa0, 0x2c)),
     ("chosen per shape", RGBColor(0xff, 0x7f, 0x0e)),
-    ("fp32 peak (peak_fma, measured once)", RGBColor(0x55, 0x55, 0x55)),
+    (
+        "fp32 peak (peak_fma, measured once)",
+        RGBColor(0x55, 0x55, 0x55),
+    ),
     ("measured fp32 peak", RGBColor(0x55, 0x55, 0x55)),
     ("cuBLAS (PyTorch)", RGBColor(0x00, 0x00, 0x00)),
 ];
@@ -80,6 +83,47 @@ pub const REFERENCE_COLOURS: [(&str, RGBColor); 2] = [
 pub const REDUCTION_COLOURS: [(&str, RGBColor); 2] = [
     ("WorkgroupMemory", RGBColor(0x1f, 0x77, 0xb4)),
     ("Subgroups", RGBColor(0xff, 0x7f, 0x0e)),
+];
+
+/// Chapter figures whose series come in pairs, the same method on two kinds of input:
+/// one hue per method, dark for one kind and light for the other (ColorBrewer's "Paired"
+/// scheme), so that the eye groups them by method first.
+pub const HISTOGRAM_COLOURS: [(&str, RGBColor); 4] = [
+    (
+        "global atomics, spread over 256 bins",
+        RGBColor(0xe3, 0x1a, 0x1c),
+    ),
+    ("global atomics, all in one bin", RGBColor(0xfb, 0x9a, 0x99)),
+    (
+        "workgroup sub-histograms, spread over 256 bins",
+        RGBColor(0x1f, 0x78, 0xb4),
+    ),
+    (
+        "workgroup sub-histograms, all in one bin",
+        RGBColor(0xa6, 0xce, 0xe3),
+    ),
+];
+
+/// See [`HISTOGRAM_COLOURS`]: a transposition row by row or in tiles, for n a power of
+/// two (dark) and other n (light), and the plain copy.
+pub const TRANSPOSE_COLOURS: [(&str, RGBColor); 5] = [
+    ("row by row, n a power of two", RGBColor(0xff, 0x7f, 0x00)),
+    ("row by row, other n", RGBColor(0xfd, 0xbf, 0x6f)),
+    (
+        "32 × 32 tiles, n a power of two",
+        RGBColor(0x6a, 0x3d, 0x9a),
+    ),
+    ("32 × 32 tiles, other n", RGBColor(0xca, 0xb2, 0xd6)),
+    ("copy, no transposition", RGBColor(0x33, 0xa0, 0x2c)),
+];
+
+/// See [`HISTOGRAM_COLOURS`]: a filter with a branch or without, on shuffled (dark) and
+/// sorted (light) data.
+pub const BRANCH_COLOURS: [(&str, RGBColor); 4] = [
+    ("branch, shuffled data", RGBColor(0xe3, 0x1a, 0x1c)),
+    ("branch, sorted data", RGBColor(0xfb, 0x9a, 0x99)),
+    ("branchless, shuffled data", RGBColor(0x1f, 0x78, 0xb4)),
+    ("branchless, sorted data", RGBColor(0xa6, 0xce, 0xe3)),
 ];
 
 /// The colour of context lines: the series a figure shows for comparison, not for
@@ -148,6 +192,9 @@ pub fn table_colour(name: &str) -> Option<RGBColor> {
         .chain(&GPU_KERNEL_COLOURS)
         .chain(&REDUCTION_COLOURS)
         .chain(&REFERENCE_COLOURS)
+        .chain(&HISTOGRAM_COLOURS)
+        .chain(&TRANSPOSE_COLOURS)
+        .chain(&BRANCH_COLOURS)
         .find(|(known, _)| *known == name)
         .map(|&(_, colour)| colour)
 }
@@ -217,11 +264,14 @@ mod tests {
             .chain(&REFERENCE_COLOURS)
             .copied()
             .collect();
-        let figures: [&[(&str, RGBColor)]; 4] = [
+        let figures: [&[(&str, RGBColor)]; 7] = [
             &modes_and_references,
             &CPU_KERNEL_COLOURS,
             &GPU_KERNEL_COLOURS,
             &REDUCTION_COLOURS,
+            &HISTOGRAM_COLOURS,
+            &TRANSPOSE_COLOURS,
+            &BRANCH_COLOURS,
         ];
         // The peak under its CSV name and under its label is one line: one colour.
         let same_line = |a: &str, b: &str| {

@@ -22,8 +22,10 @@ use plotters::style::{FontDesc, FontFamily, FontStyle};
 use thiserror::Error;
 
 use crate::figure_axes::{Scale, tick_label, x_range, x_ticks, y_axis};
-use crate::figure_colours::{CONTEXT_TEXT, text_colour};
-use crate::figure_labels::{LabelRequest, place_labels, text_width, wrap};
+use crate::figure_colours::CONTEXT_TEXT;
+use crate::figure_labels::{
+    LabelBox, LabelRequest, Segment, crossings, place_labels, text_width, wrap,
+};
 use crate::figure_plan::{Line, Plan};
 use crate::figure_specs::Role;
 
@@ -45,7 +47,13 @@ const CAPTION_SIZE: f64 = SMALLEST_TEXT;
 const MARGIN: f64 = 12.0;
 const COLUMN_GAP: f64 = 22.0;
 /// Ticks closer than this on a y axis would crowd their labels.
-const Y_TICK_GAP: f64 = 24.0;
+const Y_TICK_GAP: f64 = 30.0;
+/// From the end of a line (or the right edge of the plot) to its label.
+const LABEL_GAP: f64 = 8.0;
+/// A line that ends closer than this to the right edge is labelled right of the plot.
+const NEAR_THE_EDGE: f64 = 40.0;
+/// Between the lines of a wrapped label.
+const LINE_SPACING: f64 = 2.0;
 
 const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
 const SOFT_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
@@ -66,7 +74,7 @@ fn plot_height(rows: usize) -> f64 {
     match rows {
         1 => 300.0,
         2 => 185.0,
-        3 => 150.0,
+        3 => 140.0,
         _ => 130.0,
     }
 }
@@ -138,8 +146,13 @@ pub fn render(plan: &Plan) -> Result<String, DrawError> {
     let columns = plan.columns.min(plan.panels.len()).max(1);
     let rows = plan.panels.len().div_ceil(columns);
     let height_of_plot = plot_height(rows);
-    let (y_axis_low, y_axis_high, y_ticks) =
-        y_axis(y_low, y_high, plan.y.logarithmic, height_of_plot, Y_TICK_GAP);
+    let (y_axis_low, y_axis_high, y_ticks) = y_axis(
+        y_low,
+        y_high,
+        plan.y.logarithmic,
+        height_of_plot,
+        Y_TICK_GAP,
+    );
     let y_tick_labels: Vec<String> = y_ticks
         .iter()
         .map(|tick| tick_label(*tick, plan.y.format))
@@ -166,15 +179,19 @@ pub fn render(plan: &Plan) -> Result<String, DrawError> {
         .map(|label| text_width(label, TICK_SIZE))
         .fold(0.0, f64::max);
     let plots_left = MARGIN + widest_tick + 10.0;
-    let column_width =
-        (f64::from(WIDTH) - MARGIN - plots_left - (columns - 1) as f64 * COLUMN_GAP) / columns as f64;
+    let column_width = (f64::from(WIDTH) - MARGIN - plots_left - (columns - 1) as f64 * COLUMN_GAP)
+        / columns as f64;
+    // Labels longer than a third of a column wrap onto more lines.
+    let label_limit = column_width * 0.34 - LABEL_GAP;
     let label_room = plan
         .panels
         .iter()
         .flat_map(|panel| panel.lines.iter())
-        .map(|line| text_width(&line.label, label_size(line)) + 14.0)
+        .flat_map(|line| label_lines(line, label_limit))
+        .map(|(text, size)| text_width(&text, size))
         .fold(0.0, f64::max)
-        .min(column_width * 0.45);
+        + LABEL_GAP
+        + 4.0;
     let plot_width = column_width - label_room;
 
     let mut boxes = Vec::new();
@@ -185,7 +202,11 @@ pub fn render(plan: &Plan) -> Result<String, DrawError> {
         }
         let top = cursor;
         cursor += height_of_plot;
-        cursor += if row + 1 == rows { TICK_SIZE + 16.0 } else { 18.0 };
+        cursor += if row + 1 == rows {
+            TICK_SIZE + 16.0
+        } else {
+            18.0
+        };
         for column in 0..columns {
             let index = row * columns + column;
             if index >= plan.panels.len() {
@@ -270,7 +291,8 @@ pub fn render(plan: &Plan) -> Result<String, DrawError> {
                 .map_err(failed)?;
             draw_markers(&root, plan, frame, &x_scale).map_err(failed)?;
             draw_lines(&root, &panel.lines, &x_scale, &y_scale).map_err(failed)?;
-            draw_direct_labels(&root, &panel.lines, frame, &x_scale, &y_scale).map_err(failed)?;
+            draw_direct_labels(&root, &panel.lines, frame, &x_scale, &y_scale, label_limit)
+                .map_err(failed)?;
         }
 
         let plots_right = boxes
@@ -304,6 +326,15 @@ fn label_size(line: &Line) -> f64 {
     }
 }
 
+/// The lines of a line's direct label, wrapped at `limit` pixels, with their font size.
+fn label_lines(line: &Line, limit: f64) -> Vec<(String, f64)> {
+    let size = label_size(line);
+    wrap(&line.label, limit, size)
+        .into_iter()
+        .map(|text| (text, size))
+        .collect()
+}
+
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
 /// Grid lines at the ticks, the two axis lines, tick marks, and tick labels on the outer
@@ -321,7 +352,10 @@ fn draw_axes(
     let right = frame.left + frame.width;
     let line = |points: Vec<(f64, f64)>, colour: RGBColor| {
         root.draw(&PathElement::new(
-            points.into_iter().map(|(x, y)| at(x, y)).collect::<Vec<_>>(),
+            points
+                .into_iter()
+                .map(|(x, y)| at(x, y))
+                .collect::<Vec<_>>(),
             colour.stroke_width(1),
         ))
         .map_err(|e| e.to_string())
@@ -353,7 +387,14 @@ fn draw_axes(
             .map_err(|e| e.to_string())?;
         }
     }
-    line(vec![(frame.left, frame.top), (frame.left, bottom), (right, bottom)], AXIS)
+    line(
+        vec![
+            (frame.left, frame.top),
+            (frame.left, bottom),
+            (right, bottom),
+        ],
+        AXIS,
+    )
 }
 
 /// Dashed vertical markers (cache sizes), labelled at the top of the plot.
@@ -417,8 +458,11 @@ fn draw_lines(root: &Area, lines: &[Line], x_scale: &Scale, y_scale: &Scale) -> 
                     vec![(x - 3, top), (x + 3, top)],
                     vec![(x - 3, bottom), (x + 3, bottom)],
                 ] {
-                    root.draw(&PathElement::new(segment, line.colour.mix(0.6).stroke_width(1)))
-                        .map_err(|e| e.to_string())?;
+                    root.draw(&PathElement::new(
+                        segment,
+                        line.colour.mix(0.6).stroke_width(1),
+                    ))
+                    .map_err(|e| e.to_string())?;
                 }
             }
         }
@@ -455,14 +499,18 @@ fn draw_lines(root: &Area, lines: &[Line], x_scale: &Scale, y_scale: &Scale) -> 
     Ok(())
 }
 
-/// Each line's name at its last point, moved apart where names would overlap.
+/// Each line's name at its last point, moved apart where names would overlap. A line
+/// that ends near the right edge of the plot is labelled in the column right of it, so
+/// that those labels line up; one that ends early is labelled beside its last point.
 fn draw_direct_labels(
     root: &Area,
     lines: &[Line],
     frame: &PanelBox,
     x_scale: &Scale,
     y_scale: &Scale,
+    limit: f64,
 ) -> Result<(), String> {
+    let right = frame.left + frame.width;
     let ends: Vec<(&Line, f64, f64)> = lines
         .iter()
         .filter_map(|line| {
@@ -470,34 +518,107 @@ fn draw_direct_labels(
             Some((line, x_scale.pixel(last.x), y_scale.pixel(last.y)))
         })
         .collect();
+    let texts: Vec<Vec<(String, f64)>> = ends
+        .iter()
+        .map(|(line, _, _)| label_lines(line, limit))
+        .collect();
+    // Every drawn segment of the panel, to keep labels off the lines.
+    let segments: Vec<Segment> = lines
+        .iter()
+        .flat_map(|line| {
+            line.points.windows(2).map(|pair| {
+                (
+                    (x_scale.pixel(pair[0].x), y_scale.pixel(pair[0].y)),
+                    (x_scale.pixel(pair[1].x), y_scale.pixel(pair[1].y)),
+                )
+            })
+        })
+        .collect();
     let requests: Vec<LabelRequest> = ends
         .iter()
-        .map(|(line, x, y)| LabelRequest {
-            x: x + 8.0,
-            y: *y,
-            width: text_width(&line.label, label_size(line)),
-            height: label_size(line) + 3.0,
+        .zip(&texts)
+        .map(|((_, x, y), text)| {
+            let width = text
+                .iter()
+                .map(|(line, size)| text_width(line, *size))
+                .fold(0.0, f64::max);
+            let height = text
+                .iter()
+                .map(|(_, size)| size + LINE_SPACING)
+                .sum::<f64>()
+                + 1.0;
+            if right - x < NEAR_THE_EDGE {
+                return LabelRequest {
+                    x: right + LABEL_GAP,
+                    y: *y,
+                    width,
+                    height,
+                };
+            }
+            // A line that ends early: beside its end, or just above or below, right or
+            // left, wherever the fewest lines pass (ties go to the first of these).
+            let candidates = [
+                (x + LABEL_GAP, *y),
+                (x + LABEL_GAP, y + height * 0.8),
+                (x + LABEL_GAP, y - height * 0.8),
+                (x - LABEL_GAP - width, y - height * 0.8),
+                (x - LABEL_GAP - width, y + height * 0.8),
+            ];
+            let cost = |(left, middle): (f64, f64)| {
+                let area = LabelBox {
+                    left,
+                    top: middle - height / 2.0,
+                    right: left + width,
+                    bottom: middle + height / 2.0,
+                };
+                let outside = area.left < frame.left
+                    || area.top < frame.top - 6.0
+                    || area.bottom > frame.top + frame.height + 6.0;
+                crossings(&area, &segments) + if outside { 100 } else { 0 }
+            };
+            let (left, middle) = candidates
+                .iter()
+                .copied()
+                .min_by_key(|candidate| cost(*candidate))
+                .unwrap_or(candidates[0]);
+            LabelRequest {
+                x: left,
+                y: middle,
+                width,
+                height,
+            }
         })
         .collect();
     let middles = place_labels(&requests, frame.top - 6.0, frame.top + frame.height + 6.0);
-    for ((line, x, y), (request, middle)) in ends.iter().zip(requests.iter().zip(middles)) {
-        let colour = match line.role {
-            Role::Context => CONTEXT_TEXT,
-            _ => text_colour(line.colour),
-        };
-        if (middle - y).abs() > 4.0 {
+    for (((line, x, y), text), (request, middle)) in
+        ends.iter().zip(&texts).zip(requests.iter().zip(middles))
+    {
+        let colour = line.text;
+        let moved = (middle - request.y).abs() > 3.0;
+        let far = request.x - x > LABEL_GAP + 24.0;
+        if moved || far {
+            let to = if request.x > *x {
+                request.x - 3.0
+            } else {
+                request.x + request.width + 3.0
+            };
+            let from = if request.x > *x { x + 5.0 } else { x - 5.0 };
             root.draw(&PathElement::new(
-                vec![at(x + 4.0, *y), at(request.x - 2.0, middle)],
-                colour.mix(0.7).stroke_width(1),
+                vec![at(from, *y), at(to, middle)],
+                colour.mix(0.6).stroke_width(1),
             ))
             .map_err(|e| e.to_string())?;
         }
-        root.draw(&Text::new(
-            line.label.clone(),
-            at(request.x, middle),
-            text_style(label_size(line), false, colour, HPos::Left, VPos::Center),
-        ))
-        .map_err(|e| e.to_string())?;
+        let mut top = middle - request.height / 2.0 + 0.5;
+        for (content, size) in text {
+            root.draw(&Text::new(
+                content.clone(),
+                at(request.x, top + (size + LINE_SPACING) / 2.0),
+                text_style(*size, false, colour, HPos::Left, VPos::Center),
+            ))
+            .map_err(|e| e.to_string())?;
+            top += size + LINE_SPACING;
+        }
     }
     Ok(())
 }
@@ -540,7 +661,12 @@ fn with_description(svg: String, plan: &Plan) -> String {
         escape(&plan.caption.join(" "))
     );
     match svg.find('>') {
-        Some(end) => format!("{}\n{}{}", &svg[..=end], description, svg[end + 1..].trim_start()),
+        Some(end) => format!(
+            "{}\n{}{}",
+            &svg[..=end],
+            description,
+            svg[end + 1..].trim_start()
+        ),
         None => svg,
     }
 }
@@ -566,6 +692,7 @@ mod tests {
             label: label.to_string(),
             role,
             colour: RGBColor(0x1f, 0x77, 0xb4),
+            text: RGBColor(0x1f, 0x77, 0xb4),
             points: [4.0, 16.0, 64.0]
                 .iter()
                 .map(|x| PlotPoint {

@@ -38,7 +38,11 @@ pub struct LabelRequest {
 pub fn place_labels(requests: &[LabelRequest], top: f64, bottom: f64) -> Vec<f64> {
     let clamp = |y: f64, height: f64| {
         let (low, high) = (top + height / 2.0, bottom - height / 2.0);
-        if low > high { (top + bottom) / 2.0 } else { y.clamp(low, high) }
+        if low > high {
+            (top + bottom) / 2.0
+        } else {
+            y.clamp(low, high)
+        }
     };
     let mut middles: Vec<f64> = requests.iter().map(|r| clamp(r.y, r.height)).collect();
     // Process in order of the wanted height, so that ties break the same way every time.
@@ -70,6 +74,52 @@ pub fn place_labels(requests: &[LabelRequest], top: f64, bottom: f64) -> Vec<f64
         }
     }
     middles
+}
+
+/// A label's box on the page: left, top, right, bottom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LabelBox {
+    pub left: f64,
+    pub top: f64,
+    pub right: f64,
+    pub bottom: f64,
+}
+
+/// A straight piece of a drawn line, from one point to the next, in pixels.
+pub type Segment = ((f64, f64), (f64, f64));
+
+/// How many of `segments` pass through `area`: the cost of putting a label there.
+pub fn crossings(area: &LabelBox, segments: &[Segment]) -> usize {
+    segments
+        .iter()
+        .filter(|segment| segment_meets_box(segment, area))
+        .count()
+}
+
+/// Whether the segment has a point inside the box (Liang–Barsky clipping).
+fn segment_meets_box(((x0, y0), (x1, y1)): &Segment, area: &LabelBox) -> bool {
+    let (dx, dy) = (x1 - x0, y1 - y0);
+    let (mut enter, mut leave) = (0.0f64, 1.0f64);
+    for (step, room) in [
+        (-dx, x0 - area.left),
+        (dx, area.right - x0),
+        (-dy, y0 - area.top),
+        (dy, area.bottom - y0),
+    ] {
+        if step == 0.0 {
+            if room < 0.0 {
+                return false;
+            }
+        } else {
+            let t = room / step;
+            if step < 0.0 {
+                enter = enter.max(t);
+            } else {
+                leave = leave.min(t);
+            }
+        }
+    }
+    enter <= leave
 }
 
 /// `text` broken into lines no wider than `width` pixels at `size`, between words.
@@ -125,9 +175,14 @@ mod tests {
 
     #[test]
     fn overlapping_labels_are_pushed_apart_in_order() {
-        let requests = [request(100.0), request(104.0), request(102.0), request(300.0)];
+        let requests = [
+            request(100.0),
+            request(104.0),
+            request(102.0),
+            request(300.0),
+        ];
         let placed = place_labels(&requests, 0.0, 400.0);
-        let mut sorted = vec![(placed[0], 0), (placed[2], 2), (placed[1], 1)];
+        let mut sorted = [(placed[0], 0), (placed[2], 2), (placed[1], 1)];
         sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
         // The order of the wanted heights is kept: 100 above 102 above 104.
         assert_eq!(sorted.iter().map(|s| s.1).collect::<Vec<_>>(), [0, 2, 1]);
@@ -141,9 +196,16 @@ mod tests {
 
     #[test]
     fn labels_at_the_edge_stay_inside() {
-        let placed = place_labels(&[request(398.0), request(399.0), request(400.0)], 0.0, 400.0);
+        let placed = place_labels(
+            &[request(398.0), request(399.0), request(400.0)],
+            0.0,
+            400.0,
+        );
         for middle in &placed {
-            assert!(*middle <= 400.0 - 7.5 + 1e-6 && *middle >= 7.5, "{placed:?}");
+            assert!(
+                *middle <= 400.0 - 7.5 + 1e-6 && *middle >= 7.5,
+                "{placed:?}"
+            );
         }
         let mut sorted = placed.clone();
         sorted.sort_by(f64::total_cmp);
@@ -158,6 +220,25 @@ mod tests {
         };
         let placed = place_labels(&[left, request(100.0)], 0.0, 400.0);
         assert_eq!(placed, vec![100.0, 100.0]);
+    }
+
+    #[test]
+    fn crossings_count_the_segments_through_a_box() {
+        let area = LabelBox {
+            left: 10.0,
+            top: 10.0,
+            right: 20.0,
+            bottom: 20.0,
+        };
+        let through = ((0.0, 15.0), (30.0, 15.0));
+        let inside = ((12.0, 12.0), (13.0, 13.0));
+        let above = ((0.0, 5.0), (30.0, 5.0));
+        let short = ((0.0, 15.0), (5.0, 15.0));
+        let diagonal_past = ((0.0, 30.0), (30.0, 21.0));
+        assert_eq!(
+            crossings(&area, &[through, inside, above, short, diagonal_past]),
+            2
+        );
     }
 
     #[test]

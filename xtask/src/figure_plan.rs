@@ -12,7 +12,9 @@ use thiserror::Error;
 
 use crate::figure::{Figure, FigureError};
 use crate::figure_axes::{TickFormat, tick_format, y_unit_change};
-use crate::figure_colours::{CONTEXT_GREY, REFERENCE_GREY, figure_colours, table_colour};
+use crate::figure_colours::{
+    CONTEXT_GREY, CONTEXT_TEXT, REFERENCE_GREY, figure_colours, table_colour, text_colour,
+};
 use crate::figure_specs::{FigureSpec, MAX_SERIES_PER_PANEL, Marker, Role, Source};
 use crate::figure_yardstick::{YardstickError, read_sgemm_yardstick};
 
@@ -29,7 +31,10 @@ pub struct PlotPoint {
 pub struct Line {
     pub label: String,
     pub role: Role,
+    /// The colour of the line and its point marks.
     pub colour: RGBColor,
+    /// The colour of its label: readable on white.
+    pub text: RGBColor,
     /// Sorted by x.
     pub points: Vec<PlotPoint>,
 }
@@ -71,7 +76,9 @@ pub enum PlanError {
     Figure(#[from] FigureError),
     #[error(transparent)]
     Yardstick(#[from] YardstickError),
-    #[error("{path}: figure `{id}` shows the series `{series}`, which the file does not have (it has: {available})")]
+    #[error(
+        "{path}: figure `{id}` shows the series `{series}`, which the file does not have (it has: {available})"
+    )]
     MissingSeries {
         path: String,
         id: String,
@@ -92,6 +99,15 @@ pub enum PlanError {
         path: String,
         id: String,
         count: usize,
+    },
+    #[error(
+        "{path}: figure `{id}` pairs `{series}` with `{pair}`, which is not an emphasised line of its panel"
+    )]
+    NoPair {
+        path: String,
+        id: String,
+        series: String,
+        pair: String,
     },
     #[error("{path}: figure `{id}` has no points to draw")]
     Empty { path: String, id: String },
@@ -122,16 +138,17 @@ pub fn plan(
     path: &str,
     data_directory: &Path,
 ) -> Result<Plan, PlanError> {
-    let mut panels: Vec<(Option<String>, Vec<(String, Role, Vec<PlotPoint>)>)> = Vec::new();
+    let mut panels: Vec<(Option<String>, PlannedLines)> = Vec::new();
     if spec.panels.is_empty() {
         let lines = (0..figure.series.len())
             .map(|index| {
                 let series = &figure.series[index];
-                (
-                    series.name.clone(),
-                    Role::Emphasised,
-                    points_of(figure, index),
-                )
+                PlannedLine {
+                    name: series.name.clone(),
+                    role: Role::Emphasised,
+                    tint_of: None,
+                    points: points_of(figure, index),
+                }
             })
             .collect();
         panels.push((None, lines));
@@ -140,7 +157,12 @@ pub fn plan(
             let mut lines = Vec::new();
             for line in &panel.lines {
                 let (name, points) = select(spec, figure, path, data_directory, &line.source)?;
-                lines.push((line.label.clone().unwrap_or(name), line.role, points));
+                lines.push(PlannedLine {
+                    name: line.label.clone().unwrap_or(name),
+                    role: line.role,
+                    tint_of: line.tint_of.clone(),
+                    points,
+                });
             }
             panels.push((panel.title.clone(), lines));
         }
@@ -157,7 +179,7 @@ pub fn plan(
     check_values(&panels, figure.x.logarithmic, figure.y.logarithmic, path)?;
     if panels
         .iter()
-        .all(|(_, lines)| lines.iter().all(|(_, _, points)| points.is_empty()))
+        .all(|(_, lines)| lines.iter().all(|line| line.points.is_empty()))
     {
         return Err(PlanError::Empty {
             path: path.to_string(),
@@ -169,17 +191,19 @@ pub fn plan(
     let highest = panels
         .iter()
         .flat_map(|(_, lines)| lines.iter())
-        .flat_map(|(_, _, points)| points.iter())
+        .flat_map(|line| line.points.iter())
         .map(|p| p.spread.map_or(p.y, |(_, high)| high.max(p.y)))
         .fold(f64::NEG_INFINITY, f64::max);
     let mut y_label = figure.y.label.clone();
     if let Some((label, factor)) = y_unit_change(&y_label, highest, spec.microseconds) {
         y_label = label;
         for (_, lines) in &mut panels {
-            for (_, _, points) in lines {
-                for point in points {
+            for line in lines {
+                for point in &mut line.points {
                     point.y *= factor;
-                    point.spread = point.spread.map(|(low, high)| (low * factor, high * factor));
+                    point.spread = point
+                        .spread
+                        .map(|(low, high)| (low * factor, high * factor));
                 }
             }
         }
@@ -187,51 +211,79 @@ pub fn plan(
     let x_values: Vec<f64> = panels
         .iter()
         .flat_map(|(_, lines)| lines.iter())
-        .flat_map(|(_, _, points)| points.iter().map(|p| p.x))
+        .flat_map(|line| line.points.iter().map(|p| p.x))
         .collect();
     let (x_format, x_label) = tick_format(&figure.x.label, &x_values);
 
     // Colours: one per emphasised name across the whole figure, so a name keeps its colour
-    // from panel to panel; grey for context; the table's grey or black for references.
+    // from panel to panel; grey (or a tint of its pair) for context; the table's grey or
+    // black for references.
     let mut emphasised_names: Vec<&str> = Vec::new();
     for (_, lines) in &panels {
-        for (name, role, _) in lines {
-            if *role == Role::Emphasised && !emphasised_names.contains(&name.as_str()) {
-                emphasised_names.push(name);
+        for line in lines {
+            if line.role == Role::Emphasised && !emphasised_names.contains(&line.name.as_str()) {
+                emphasised_names.push(&line.name);
             }
         }
     }
     let colours = figure_colours(emphasised_names.iter().copied());
-    let colour_of = |name: &str, role: Role| match role {
-        Role::Emphasised => emphasised_names
+    let emphasised_colour = |name: &str| {
+        emphasised_names
             .iter()
-            .position(|n| *n == name)
-            .map_or(CONTEXT_GREY, |index| colours[index]),
-        Role::Context => CONTEXT_GREY,
-        Role::Reference => table_colour(name).unwrap_or(REFERENCE_GREY),
+            .position(|known| *known == name)
+            .map(|index| colours[index])
     };
-    let planned_panels = panels
-        .iter()
-        .map(|(title, lines)| Panel {
+    let mut planned_panels = Vec::new();
+    for (title, lines) in &panels {
+        let mut planned = Vec::new();
+        for line in lines {
+            let (colour, text) = match (line.role, &line.tint_of) {
+                (Role::Emphasised, _) => {
+                    let colour = emphasised_colour(&line.name).unwrap_or(CONTEXT_GREY);
+                    (colour, text_colour(colour))
+                }
+                (Role::Context, Some(pair)) => {
+                    let paired = lines
+                        .iter()
+                        .find(|other| other.role == Role::Emphasised && &other.name == pair)
+                        .and_then(|other| emphasised_colour(&other.name))
+                        .ok_or_else(|| PlanError::NoPair {
+                            path: path.to_string(),
+                            id: spec.id.clone(),
+                            series: line.name.clone(),
+                            pair: pair.clone(),
+                        })?;
+                    (lighten(paired, 0.55), text_colour(lighten(paired, 0.25)))
+                }
+                (Role::Context, None) => (CONTEXT_GREY, CONTEXT_TEXT),
+                (Role::Reference, _) => {
+                    let colour = table_colour(&line.name).unwrap_or(REFERENCE_GREY);
+                    (colour, text_colour(colour))
+                }
+            };
+            planned.push(Line {
+                label: line.name.clone(),
+                role: line.role,
+                colour,
+                text,
+                points: line.points.clone(),
+            });
+        }
+        planned_panels.push(Panel {
             title: title.clone(),
-            lines: lines
-                .iter()
-                .map(|(name, role, points)| Line {
-                    label: name.clone(),
-                    role: *role,
-                    colour: colour_of(name, *role),
-                    points: points.clone(),
-                })
-                .collect(),
-        })
-        .collect();
+            lines: planned,
+        });
+    }
 
     let markers = if !spec.markers.is_empty() && figure.hardware.contains(&spec.markers_hardware) {
         spec.markers.clone()
     } else {
         Vec::new()
     };
-    let mut caption = vec![format!("Measured on {}.", figure.hardware.trim_end_matches('.'))];
+    let mut caption = vec![format!(
+        "Measured on {}.",
+        figure.hardware.trim_end_matches('.')
+    )];
     caption.extend(spec.notes.iter().cloned());
     Ok(Plan {
         id: spec.id.clone(),
@@ -327,7 +379,10 @@ fn select(
         }
         Source::SgemmYardstick(file) => {
             let measured = read_sgemm_yardstick(&data_directory.join(file))?;
-            let xs = figure.series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
+            let xs = figure
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.x));
             let (low, high) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
                 (lo.min(x), hi.max(x))
             });
@@ -342,7 +397,23 @@ fn select(
     }
 }
 
-type PlannedLines = Vec<(String, Role, Vec<PlotPoint>)>;
+/// A line while it is planned: its name (the label to be), role and points.
+struct PlannedLine {
+    name: String,
+    role: Role,
+    tint_of: Option<String>,
+    points: Vec<PlotPoint>,
+}
+
+type PlannedLines = Vec<PlannedLine>;
+
+/// `colour` moved towards white by `amount` (0: unchanged, 1: white).
+fn lighten(colour: RGBColor, amount: f64) -> RGBColor {
+    let RGBColor(r, g, b) = colour;
+    let towards_white =
+        |channel: u8| (f64::from(channel) + (255.0 - f64::from(channel)) * amount).round() as u8;
+    RGBColor(towards_white(r), towards_white(g), towards_white(b))
+}
 
 /// Every value finite, and positive on a logarithmic axis.
 fn check_values(
@@ -352,7 +423,7 @@ fn check_values(
     path: &str,
 ) -> Result<(), PlanError> {
     for (_, lines) in panels {
-        for (name, _, points) in lines {
+        for PlannedLine { name, points, .. } in lines {
             for point in points {
                 let mut values = vec![("x", point.x, x_logarithmic), ("y", point.y, y_logarithmic)];
                 if let Some((low, high)) = point.spread {
@@ -389,7 +460,11 @@ mod tests {
     use crate::figure_specs::{LineSpec, PanelSpec};
 
     fn data(rows: &str) -> Figure {
-        let header = if rows.lines().next().is_some_and(|row| row.matches(',').count() == 4) {
+        let header = if rows
+            .lines()
+            .next()
+            .is_some_and(|row| row.matches(',').count() == 4)
+        {
             "series,x,y,y_min,y_max"
         } else {
             "series,x,y"
@@ -412,11 +487,17 @@ mod tests {
             source: Source::Series(name.to_string()),
             label: None,
             role,
+            tint_of: None,
         }
     }
 
     fn plan_of(spec: &FigureSpec, data: &Figure) -> Result<Plan, PlanError> {
-        plan(spec, data, "figures/data/kernels.csv", Path::new("/nonexistent"))
+        plan(
+            spec,
+            data,
+            "figures/data/kernels.csv",
+            Path::new("/nonexistent"),
+        )
     }
 
     #[test]
@@ -424,9 +505,18 @@ mod tests {
         let data = data("a,1,2\nb,1,3\n");
         let plan = plan_of(&FigureSpec::every_series("kernels"), &data).unwrap();
         assert_eq!(plan.panels.len(), 1);
-        let labels: Vec<&str> = plan.panels[0].lines.iter().map(|l| l.label.as_str()).collect();
+        let labels: Vec<&str> = plan.panels[0]
+            .lines
+            .iter()
+            .map(|l| l.label.as_str())
+            .collect();
         assert_eq!(labels, ["a", "b"]);
-        assert!(plan.panels[0].lines.iter().all(|l| l.role == Role::Emphasised));
+        assert!(
+            plan.panels[0]
+                .lines
+                .iter()
+                .all(|l| l.role == Role::Emphasised)
+        );
         assert_eq!(plan.caption, ["Measured on CPU Test; GPU Test."]);
         assert_eq!(plan.title, "Kernels");
     }
@@ -438,16 +528,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.starts_with("figures/data/kernels.csv:"), "{error}");
-        assert!(error.contains("7 series") && error.contains("figure_specs.rs"), "{error}");
+        assert!(
+            error.contains("7 series") && error.contains("figure_specs.rs"),
+            "{error}"
+        );
     }
 
     #[test]
     fn the_best_of_a_family_takes_the_highest_at_each_size() {
-        let data = data("rb 1,64,10\nrb 1,128,30\nrb 2,64,20\nrb 2,128,25\nrb 2,256,40\nnaive,64,1\n");
+        let data =
+            data("rb 1,64,10\nrb 1,128,30\nrb 2,64,20\nrb 2,128,25\nrb 2,256,40\nnaive,64,1\n");
         let spec = spec_with(vec![LineSpec {
             source: Source::BestOf("rb".to_string()),
             label: None,
             role: Role::Emphasised,
+            tint_of: None,
         }]);
         let plan = plan_of(&spec, &data).unwrap();
         let line = &plan.panels[0].lines[0];
@@ -458,6 +553,7 @@ mod tests {
             source: Source::BestOf("tiled".to_string()),
             label: None,
             role: Role::Emphasised,
+            tint_of: None,
         }]);
         assert!(matches!(
             plan_of(&none, &data),
@@ -468,8 +564,13 @@ mod tests {
     #[test]
     fn a_missing_series_is_named_with_the_ones_there_are() {
         let spec = spec_with(vec![series("tiled", Role::Emphasised)]);
-        let error = plan_of(&spec, &data("naive,1,2\n")).unwrap_err().to_string();
-        assert!(error.contains("`tiled`") && error.contains("`naive`"), "{error}");
+        let error = plan_of(&spec, &data("naive,1,2\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`tiled`") && error.contains("`naive`"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -488,12 +589,45 @@ mod tests {
     }
 
     #[test]
+    fn a_before_line_takes_a_tint_of_its_after_line() {
+        let data = data("Graph,1,5\nGraph,2,6\nGraphCached,1,1\nGraphCached,2,2\n");
+        let mut before = series("Graph", Role::Context);
+        before.tint_of = Some("GraphCached".to_string());
+        let spec = spec_with(vec![
+            before.clone(),
+            series("GraphCached", Role::Emphasised),
+        ]);
+        let plan = plan_of(&spec, &data).unwrap();
+        let lines = &plan.panels[0].lines;
+        assert_eq!(lines[1].colour, RGBColor(0x1f, 0x77, 0xb4));
+        let RGBColor(r, g, b) = lines[0].colour;
+        assert!(
+            r > 0x1f && g > 0x77 && b > 0xb4 && b < 0xff,
+            "{:?}",
+            lines[0].colour
+        );
+        // A pair that is not in the panel is an error, not a grey line.
+        before.tint_of = Some("GraphLoop".to_string());
+        let lonely = spec_with(vec![before, series("GraphCached", Role::Emphasised)]);
+        assert!(matches!(
+            plan_of(&lonely, &data),
+            Err(PlanError::NoPair { .. })
+        ));
+    }
+
+    #[test]
     fn zeros_on_a_log_axis_are_errors_naming_file_and_series() {
-        let error = plan_of(&FigureSpec::every_series("kernels"), &data("a,1,2\nGraph,2,0\n"))
-            .unwrap_err()
-            .to_string();
+        let error = plan_of(
+            &FigureSpec::every_series("kernels"),
+            &data("a,1,2\nGraph,2,0\n"),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.starts_with("figures/data/kernels.csv:"), "{error}");
-        assert!(error.contains("`Graph`") && error.contains("value 0"), "{error}");
+        assert!(
+            error.contains("`Graph`") && error.contains("value 0"),
+            "{error}"
+        );
         let nan = plan_of(&FigureSpec::every_series("kernels"), &data("a,1,NaN\n"));
         assert!(matches!(nan, Err(PlanError::NotFinite { .. })));
         let empty = plan_of(&FigureSpec::every_series("kernels"), &data(""));
@@ -504,7 +638,11 @@ mod tests {
     fn spreads_of_repeated_runs_come_along_and_are_checked() {
         let data = data("a,1,2,1.5,2.5\na,2,3,,\n");
         let plan = plan_of(&FigureSpec::every_series("kernels"), &data).unwrap();
-        let spreads: Vec<_> = plan.panels[0].lines[0].points.iter().map(|p| p.spread).collect();
+        let spreads: Vec<_> = plan.panels[0].lines[0]
+            .points
+            .iter()
+            .map(|p| p.spread)
+            .collect();
         assert_eq!(spreads, [Some((1.5, 2.5)), None]);
         let zero = data_with_zero_spread();
         assert!(matches!(

@@ -51,6 +51,10 @@ pub struct LineSpec {
     /// The direct label; the series name when `None`.
     pub label: Option<String>,
     pub role: Role,
+    /// For a context line: the label of the emphasised line of the same panel it pairs
+    /// with (the "before" of an "after"). It is then drawn in a light tint of that line's
+    /// colour instead of grey, so that the eye pairs the two.
+    pub tint_of: Option<String>,
 }
 
 /// One panel of a figure.
@@ -170,6 +174,7 @@ fn line(role: Role, name: &str) -> LineSpec {
         source: Source::Series(name.to_string()),
         label: None,
         role,
+        tint_of: None,
     }
 }
 
@@ -183,6 +188,15 @@ fn context(name: &str) -> LineSpec {
 
 fn reference(name: &str) -> LineSpec {
     line(Role::Reference, name)
+}
+
+/// A context line that pairs with the emphasised line `after`: the same series before a
+/// step of the ladder.
+fn before(name: &str, after: &str) -> LineSpec {
+    LineSpec {
+        tint_of: Some(after.to_string()),
+        ..context(name)
+    }
 }
 
 fn labelled(mut spec: LineSpec, label: &str) -> LineSpec {
@@ -219,7 +233,10 @@ pub fn figure_specs() -> Vec<FigureSpec> {
         } else {
             "One representative mode per rung, from the CPU graph runner to the compiled graph."
         };
-        for (sweep, by) in [("size", "by size (depth 64)"), ("depth", "by depth (size 256)")] {
+        for (sweep, by) in [
+            ("size", "by size (depth 64)"),
+            ("depth", "by depth (size 256)"),
+        ] {
             let source = format!("modes-by-{sweep}-{hardware}");
             // The ladder: one representative per rung, and PyTorch beside it.
             let mut rungs = vec![
@@ -243,26 +260,32 @@ pub fn figure_specs() -> Vec<FigureSpec> {
                 &format!("modes-by-size-{hardware}"),
             )
             .title("What caching, fusion and looping each change, by size (depth 64)")
-            .subtitle("In each panel, grey: before the step; in colour: after it.")
+            .subtitle(
+                "In each panel, thin and light: a mode before the step; thick, in the same \
+                 hue: the same mode after it.",
+            )
             .panel(
                 Some("Caching: compiled pipelines reused from run to run"),
                 vec![
-                    context("Immediate"),
+                    before("Immediate", "ImmediateCached"),
                     emphasised("ImmediateCached"),
-                    context("Graph"),
+                    before("Graph", "GraphCached"),
                     emphasised("GraphCached"),
                 ],
             )
             .panel(
                 Some("Fusion: the fused graph, fewer and larger kernels"),
-                vec![context("GraphCached"), emphasised("GraphCachedFused")],
+                vec![
+                    before("GraphCached", "GraphCachedFused"),
+                    emphasised("GraphCachedFused"),
+                ],
             )
             .panel(
                 Some("Looping: iterations recorded back to back into one submission"),
                 vec![
-                    context("GraphCached"),
+                    before("GraphCached", "GraphLoopCached"),
                     emphasised("GraphLoopCached"),
-                    context("GraphCachedFused"),
+                    before("GraphCachedFused", "GraphLoopCachedFused"),
                     emphasised("GraphLoopCachedFused"),
                 ],
             ),
@@ -276,6 +299,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
                 source: Source::BestOf("register-blocked".to_string()),
                 label: Some("best register-blocked".to_string()),
                 role: Role::Emphasised,
+                tint_of: None,
             },
             context("chosen per shape"),
             labelled(
@@ -288,6 +312,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
                 source: Source::SgemmYardstick(H100_YARDSTICK.to_string()),
                 label: Some("cuBLAS (PyTorch)".to_string()),
                 role: Role::Reference,
+                tint_of: None,
             });
         }
         let mut linear = FigureSpec::new(&id, &id)
@@ -403,6 +428,15 @@ mod tests {
         for panel in &steps.panels {
             let count = |role| panel.lines.iter().filter(|l| l.role == role).count();
             assert_eq!(count(Role::Context), count(Role::Emphasised));
+            // Every "before" pairs with an "after" of its panel.
+            for line in &panel.lines {
+                if let Some(after) = &line.tint_of {
+                    assert!(panel.lines.iter().any(|other| {
+                        other.role == Role::Emphasised
+                            && other.source == Source::Series(after.clone())
+                    }));
+                }
+            }
         }
     }
 }

@@ -91,6 +91,9 @@ mod tests {
         let missing = parse_sgemm_yardstick("torch.csv", "device, x\n")
             .unwrap_err()
             .to_string();
-        assert!(missing.starts_with("torch.csv:") && missing.contains("no `CSV,sgemm"), "{missing}");
+        assert!(
+            missing.starts_with("torch.csv:") && missing.contains("no `CSV,sgemm"),
+            "{missing}"
+        );
     }
 }

@@ -122,7 +122,10 @@ fn data_ids(data: &Path) -> Result<Vec<String>, String> {
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "csv"))
-        .filter_map(|path| path.file_stem().map(|stem| stem.to_string_lossy().into_owned()))
+        .filter_map(|path| {
+            path.file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+        })
         .collect();
     ids.sort();
     Ok(ids)
@@ -143,9 +146,9 @@ pub fn draw_all(
         .into_iter()
         .filter(|spec| {
             only.is_empty()
-                || only
-                    .iter()
-                    .any(|pattern| glob_matches(pattern, &spec.id) || glob_matches(pattern, &spec.source))
+                || only.iter().any(|pattern| {
+                    glob_matches(pattern, &spec.id) || glob_matches(pattern, &spec.source)
+                })
         })
         .collect();
     if selected.is_empty() {
@@ -226,6 +229,7 @@ mod tests {
                 source: crate::figure_specs::Source::Series("Graph".to_string()),
                 label: None,
                 role: crate::figure_specs::Role::Emphasised,
+                tint_of: None,
             }],
         });
         let mut later = FigureSpec::new("bandwidth", "bandwidth");
@@ -249,7 +253,10 @@ mod tests {
         // A spec whose file is missing, and not optional, is an error naming both.
         let missing = vec![FigureSpec::new("steps", "absent")];
         let error = draw_all(&data, &directory, &["steps".to_string()], &missing).unwrap_err();
-        assert!(error.contains("absent.csv") && error.contains("`steps`"), "{error}");
+        assert!(
+            error.contains("absent.csv") && error.contains("`steps`"),
+            "{error}"
+        );
 
         let none = draw_all(&data, &directory, &["nothing".to_string()], &specs).unwrap_err();
         assert!(none.contains("no figure"), "{none}");
@@ -261,7 +268,10 @@ mod tests {
         let specs = vec![FigureSpec::new("modes-steps-gpu", "modes-by-size-gpu")];
         let patterns = sweep_patterns(&["modes-steps-*".to_string()], &specs);
         assert_eq!(patterns, ["modes-steps-*", "modes-by-size-gpu"]);
-        assert_eq!(sweep_patterns(&["cpu-linear".to_string()], &specs), ["cpu-linear"]);
+        assert_eq!(
+            sweep_patterns(&["cpu-linear".to_string()], &specs),
+            ["cpu-linear"]
+        );
     }
 
     /// The book's figures as the repository holds them: every figure its CSV files and
@@ -282,7 +292,12 @@ mod tests {
             if spec.optional && !csv.exists() {
                 continue;
             }
-            assert!(csv.exists(), "{} draws from the missing {}", spec.id, csv.display());
+            assert!(
+                csv.exists(),
+                "{} draws from the missing {}",
+                spec.id,
+                csv.display()
+            );
             let figure = Figure::read_csv(&csv).unwrap();
             let planned = plan(spec, &figure, &csv.display().to_string(), &data)
                 .unwrap_or_else(|error| panic!("{error}"));
