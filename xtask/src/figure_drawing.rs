@@ -158,8 +158,10 @@ pub fn render(plan: &Plan) -> Result<String, DrawError> {
         .map(|tick| tick_label(*tick, plan.y.format))
         .collect();
     let mut cursor = MARGIN;
+    // Bold text is about 8 % wider than the estimate for regular text.
+    let title_lines = wrap(&plan.title, text_width_available / 1.08, TITLE_SIZE);
     let title_top = cursor;
-    cursor += TITLE_SIZE + 8.0;
+    cursor += title_lines.len() as f64 * (TITLE_SIZE + 5.0) + 3.0;
     let subtitle_lines = plan
         .subtitle
         .as_deref()
@@ -243,12 +245,14 @@ pub fn render(plan: &Plan) -> Result<String, DrawError> {
             root.draw(&Text::new(content.to_string(), at(x, y), style.clone()))
                 .map_err(|e| failed(e.to_string()))
         };
-        text(
-            &plan.title,
-            MARGIN,
-            title_top,
-            &text_style(TITLE_SIZE, true, TEXT, HPos::Left, VPos::Top),
-        )?;
+        for (index, line) in title_lines.iter().enumerate() {
+            text(
+                line,
+                MARGIN,
+                title_top + index as f64 * (TITLE_SIZE + 5.0),
+                &text_style(TITLE_SIZE, true, TEXT, HPos::Left, VPos::Top),
+            )?;
+        }
         for (index, line) in subtitle_lines.iter().enumerate() {
             text(
                 line,
@@ -762,6 +766,25 @@ mod tests {
         }
         // The spread is a band: a filled polygon.
         assert!(svg.contains("<polygon"), "no spread band");
+    }
+
+    #[test]
+    fn a_long_title_wraps_within_the_width() {
+        let mut long = plan(1);
+        long.title = "Device-to-device copy bandwidth by buffer size (bytes read + bytes \
+                      written; GPU timestamps where the device has them)"
+            .to_string();
+        let svg = render(&long).unwrap();
+        let titles: Vec<&str> = svg
+            .split("font-weight=\"bold\">\n")
+            .skip(1)
+            .map(|rest| rest.split('\n').next().unwrap())
+            .filter(|line| !line.starts_with("Panel"))
+            .collect();
+        assert!(titles.len() >= 2, "{titles:?}");
+        for line in titles {
+            assert!(text_width(line, TITLE_SIZE) * 1.08 <= f64::from(WIDTH) - 2.0 * MARGIN);
+        }
     }
 
     #[test]
