@@ -653,7 +653,7 @@ fn with_description(svg: String, plan: &Plan) -> String {
                 .collect();
             format!(
                 "{}: {}",
-                panel.title.as_deref().unwrap_or("panel"),
+                panel.title.as_deref().unwrap_or("Lines"),
                 lines.join("; ")
             )
         })
