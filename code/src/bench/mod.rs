@@ -8,8 +8,10 @@
 //! - [`linear_throughput`]: GFLOP/s of one GPU linear kernel on one shape, checked first.
 //! - [`gpu_peak`]: the device's fp32 rate, measured with `shaders/peak_fma.wgsl`.
 //! - [`copy_bandwidth`]: device-to-device copy bandwidth, the `B` of a roofline.
+//! - [`compile_time`]: WGSL to shader module to compute pipeline, each step timed.
 //! - [`repeats`]: repeating a measurement, interleaved, for its median and range.
 
+pub mod compile_time;
 pub mod copy_bandwidth;
 pub mod figure;
 pub mod glob;

@@ -1,12 +1,17 @@
 //! `bench_report`: one run, one table: every execution mode on the standard workload, the
-//! GPU linear kernels, the CPU linear variants, naming the CPU and the GPU at the top.
+//! comparisons measured side by side, shader compile times, the GPU linear kernels, the
+//! CPU linear variants, naming the CPU and the GPU at the top.
 //!
 //! ```text
 //! cargo run --release -p galaxy --bin bench_report -- [--size 256] [--depth 64] [--samples 10]
+//!     [--repeats 1] [--parts workload,comparisons,compile-time,gpu-linear,cpu-linear]
 //!     [--skip-uncached] [--skip-cpu] [--skip-gpu] [--sizes 1024,2048,4096] [--cpu-size 1024]
-//!     [--out report.md]
+//!     [--pair-sizes 64,256] [--reuse-sizes 256,1024] [--relu-size 1024]
+//!     [--crossover-sizes 16,32,64,128,256] [--compile-iterations 20] [--out report.md]
 //! ```
 //!
+//! With `--repeats 3` every measurement is repeated three times, interleaved with the
+//! others of its comparison, and the table gives the median and the range of the repeats.
 //! The measurements live in `galaxy::bench::report`; this file reads the options, shows
 //! progress, prints the table and writes it.
 
@@ -14,20 +19,21 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use galaxy::bench::report::{ReportOptions, run_report};
+use galaxy::bench::report::{ComparisonSizes, ReportOptions, ReportPart, run_report};
 use galaxy::bench::sweeps::Progress;
 use galaxy::gpu::GpuContext;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
 #[command(
-    about = "Measure every execution mode and the linear kernels in one run and print one table"
+    about = "Measure every execution mode, the side-by-side comparisons, compile times and the \
+             linear kernels in one run and print one table"
 )]
 struct Arguments {
     /// Size of the standard workload (input rows = layer width).
     #[arg(long, default_value_t = 256)]
     size: usize,
-    /// Depth of the standard workload (linear layers).
+    /// Depth of the standard workload and of the comparisons (linear layers).
     #[arg(long, default_value_t = 64)]
     depth: usize,
     /// The median is taken over this many samples.
@@ -36,6 +42,18 @@ struct Arguments {
     /// Runs shorter than this many milliseconds are grouped into one sample.
     #[arg(long, default_value_t = 20.0)]
     minimum_sample_ms: f64,
+    /// Repeat every measurement this many times, interleaved, and report median and range.
+    #[arg(long, default_value_t = 1)]
+    repeats: usize,
+    /// The parts to measure, comma-separated: workload, comparisons, compile-time,
+    /// gpu-linear, cpu-linear.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "workload,comparisons,compile-time,gpu-linear,cpu-linear",
+        value_parser = parse_part
+    )]
+    parts: Vec<ReportPart>,
     /// Leave out the modes that compile every shader on every run (slow on lavapipe).
     #[arg(long)]
     skip_uncached: bool,
@@ -51,9 +69,34 @@ struct Arguments {
     /// Matrix size of the CPU linear variants.
     #[arg(long, default_value_t = 1024)]
     cpu_size: usize,
+    /// Sizes of the round-trip, graph-loop and compute-pass comparisons.
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "64,256")]
+    pair_sizes: Vec<usize>,
+    /// Sizes of the buffer-reuse comparison.
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "256,1024")]
+    reuse_sizes: Vec<usize>,
+    /// Edge of the square tensor of the in-place ReLU comparison.
+    #[arg(long, default_value_t = 1024)]
+    relu_size: usize,
+    /// Sizes of the CPU-against-GPU comparison.
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "16,32,64,128,256")]
+    crossover_sizes: Vec<usize>,
+    /// Compilations timed per kernel and kind of source.
+    #[arg(long, default_value_t = 20)]
+    compile_iterations: usize,
     /// Also write the report, as Markdown, into this file.
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+fn parse_part(name: &str) -> Result<ReportPart, String> {
+    ReportPart::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = ReportPart::ALL.iter().map(|part| part.name()).collect();
+        format!(
+            "`{name}` is not a part of the report; the parts are {}",
+            names.join(", ")
+        )
+    })
 }
 
 fn main() -> ExitCode {
@@ -68,11 +111,26 @@ fn main() -> ExitCode {
 }
 
 fn run(arguments: Arguments) -> Result<(), String> {
-    if arguments.size == 0 || arguments.depth == 0 || arguments.samples == 0 {
-        return Err("--size, --depth and --samples must be at least 1".to_string());
+    if arguments.size == 0
+        || arguments.depth == 0
+        || arguments.samples == 0
+        || arguments.repeats == 0
+        || arguments.compile_iterations == 0
+    {
+        return Err(
+            "--size, --depth, --samples, --repeats and --compile-iterations must be at least 1"
+                .to_string(),
+        );
     }
-    if arguments.sizes.contains(&0) || arguments.cpu_size == 0 {
-        return Err("matrix sizes must be at least 1".to_string());
+    let all_sizes = arguments
+        .sizes
+        .iter()
+        .chain(&arguments.pair_sizes)
+        .chain(&arguments.reuse_sizes)
+        .chain(&arguments.crossover_sizes)
+        .chain([&arguments.cpu_size, &arguments.relu_size]);
+    if all_sizes.into_iter().any(|&size| size == 0) {
+        return Err("matrix and workload sizes must be at least 1".to_string());
     }
     let words: Vec<String> = std::env::args().skip(1).collect();
     let options = ReportOptions {
@@ -80,10 +138,19 @@ fn run(arguments: Arguments) -> Result<(), String> {
         depth: arguments.depth,
         samples: arguments.samples,
         minimum_sample_seconds: arguments.minimum_sample_ms / 1e3,
+        repeats: arguments.repeats,
+        parts: arguments.parts,
         skip_uncached: arguments.skip_uncached,
         skip_cpu: arguments.skip_cpu,
         gpu_linear_sizes: arguments.sizes,
         cpu_linear_size: arguments.cpu_size,
+        comparison_sizes: ComparisonSizes {
+            pairs: arguments.pair_sizes,
+            buffer_reuse: arguments.reuse_sizes,
+            relu: arguments.relu_size,
+            crossover: arguments.crossover_sizes,
+        },
+        compile_iterations: arguments.compile_iterations,
         command: format!("bench_report {}", words.join(" "))
             .trim_end()
             .to_string(),

@@ -1,26 +1,103 @@
 //! The benchmark report: one run, one table, the numbers the book quotes.
 //!
-//! - Every execution mode on the standard workload (`random_mlp(256, 64)` unless told
-//!   otherwise), upload and readback included in every run, as the median of several
-//!   samples, and how many times faster than `Immediate` each mode is.
-//! - GFLOP/s of each GPU linear kernel at 1024³, 2048³ and 4096³ (operands on the GPU,
-//!   no transfers), and the fraction of the device's fp32 peak, measured in the same run.
-//! - GFLOP/s of each CPU linear variant and of `matrixmultiply` at 1024³, and how many
-//!   times faster `CpuGraph` runs the standard workload than `Cpu`.
+//! Its parts ([`ReportPart`]), each of which can be left out:
+//!
+//! - **workload**: every execution mode on the standard workload (`random_mlp(256, 64)`
+//!   unless told otherwise), upload and readback included in every run, and how many
+//!   times faster than `Immediate` each mode is ([`workload`]).
+//! - **comparisons**: pairs measured side by side that each answer one question
+//!   ([`comparisons`]): does looping on the GPU pay, what a round trip costs per operator,
+//!   what a compute pass per kernel costs (graph, op-code and compiled runners), what
+//!   buffer reuse is worth, in-place ReLU against ReLU, where the CPU graph runner stops
+//!   beating the GPU.
+//! - **compile-time**: `create_shader_module` and `create_compute_pipeline` timed
+//!   separately ([`crate::bench::compile_time`]).
+//! - **gpu-linear**: GFLOP/s of each GPU linear kernel at 1024³, 2048³ and 4096³ (operands
+//!   on the GPU, no transfers), as a fraction of the device's fp32 peak measured in the
+//!   same run ([`kernels`]).
+//! - **cpu-linear**: GFLOP/s of each CPU linear variant and of `matrixmultiply` at 1024³,
+//!   and how many times faster `CpuGraph` runs the standard workload than `Cpu`.
+//!
+//! Every measurement is the median of several samples. With `repeats` above one, each is
+//! repeated that many times, interleaved with the other contenders of its comparison
+//! ([`crate::bench::repeats`]): the table gives the median of the repeats and the fastest
+//! and slowest, and every ratio is taken repeat by repeat, between measurements made side
+//! by side.
 //!
 //! The `bench_report` binary prints it and writes it as Markdown
 //! (`cargo run --release -p galaxy --bin bench_report -- --help`).
 
+pub mod comparisons;
+pub mod contenders;
+pub mod kernels;
+pub mod workload;
+
 use std::fmt::Write as _;
 
 use crate::bench::hardware::hardware_description;
-use crate::bench::sweeps::cpu_linear::{self, CpuOperands};
-use crate::bench::sweeps::linear_kernels::{GpuLinearKernel, GpuLinearKernels, measured_peak};
-use crate::bench::sweeps::modes::{SEED, time_mode};
-use crate::bench::sweeps::{Budget, Measurement, Progress, SweepError, gigaflops_per_second};
+use crate::bench::repeats::{Repeats, interleaved};
+use crate::bench::sweeps::{Budget, Measurement, Progress, SweepError};
 use crate::gpu::GpuContext;
-use crate::graph::random_mlp;
 use crate::runner::ExecutionMode;
+
+/// The parts of the report, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReportPart {
+    Workload,
+    Comparisons,
+    CompileTime,
+    GpuLinear,
+    CpuLinear,
+}
+
+impl ReportPart {
+    pub const ALL: [ReportPart; 5] = [
+        ReportPart::Workload,
+        ReportPart::Comparisons,
+        ReportPart::CompileTime,
+        ReportPart::GpuLinear,
+        ReportPart::CpuLinear,
+    ];
+
+    /// The name on the command line (`--parts workload,comparisons`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReportPart::Workload => "workload",
+            ReportPart::Comparisons => "comparisons",
+            ReportPart::CompileTime => "compile-time",
+            ReportPart::GpuLinear => "gpu-linear",
+            ReportPart::CpuLinear => "cpu-linear",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ReportPart> {
+        ReportPart::ALL.into_iter().find(|part| part.name() == name)
+    }
+}
+
+/// The sizes the comparisons run at (the depth is the report's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonSizes {
+    /// Loop pairs, round trips and compute passes.
+    pub pairs: Vec<usize>,
+    /// The compiled mode with and without buffer reuse.
+    pub buffer_reuse: Vec<usize>,
+    /// The edge of the square tensor of ReLU against in-place ReLU.
+    pub relu: usize,
+    /// `CpuGraph` against `GraphCompiled`.
+    pub crossover: Vec<usize>,
+}
+
+impl Default for ComparisonSizes {
+    fn default() -> Self {
+        ComparisonSizes {
+            pairs: vec![64, 256],
+            buffer_reuse: vec![256, 1024],
+            relu: 1024,
+            crossover: vec![16, 32, 64, 128, 256],
+        }
+    }
+}
 
 /// What the report measures.
 #[derive(Debug, Clone)]
@@ -33,6 +110,11 @@ pub struct ReportOptions {
     /// Runs shorter than this are grouped into one sample (graph-loop modes record the
     /// runs of one sample into one submission).
     pub minimum_sample_seconds: f64,
+    /// How many times each measurement is repeated, interleaved with the others of its
+    /// comparison (at least 1).
+    pub repeats: usize,
+    /// The parts to measure.
+    pub parts: Vec<ReportPart>,
     /// Leave out the modes that compile their shaders on every run.
     pub skip_uncached: bool,
     /// Leave out the CPU linear variants.
@@ -41,6 +123,9 @@ pub struct ReportOptions {
     pub gpu_linear_sizes: Vec<usize>,
     /// Matrix size of the CPU linear variants.
     pub cpu_linear_size: usize,
+    pub comparison_sizes: ComparisonSizes,
+    /// Compilations timed per kernel and kind of source.
+    pub compile_iterations: usize,
     /// The command line, recorded in the report.
     pub command: String,
 }
@@ -52,11 +137,32 @@ impl Default for ReportOptions {
             depth: 64,
             samples: 10,
             minimum_sample_seconds: 0.02,
+            repeats: 1,
+            parts: ReportPart::ALL.to_vec(),
             skip_uncached: false,
             skip_cpu: false,
             gpu_linear_sizes: vec![1024, 2048, 4096],
             cpu_linear_size: 1024,
+            comparison_sizes: ComparisonSizes::default(),
+            compile_iterations: 20,
             command: String::new(),
+        }
+    }
+}
+
+impl ReportOptions {
+    pub fn includes(&self, part: ReportPart) -> bool {
+        self.parts.contains(&part)
+    }
+
+    /// Every measurement takes exactly `samples` samples, however long a run takes.
+    pub fn budget(&self) -> Budget {
+        Budget {
+            seconds_per_run: f64::INFINITY,
+            seconds_per_point: 0.0,
+            minimum_sample_seconds: self.minimum_sample_seconds,
+            minimum_samples: self.samples.max(1),
+            maximum_samples: self.samples.max(1),
         }
     }
 }
@@ -79,11 +185,12 @@ pub struct ReportRow {
     pub part: &'static str,
     pub name: String,
     pub size: String,
-    pub milliseconds: Option<f64>,
+    /// Milliseconds, one value per repeat: the table shows their median and range.
+    pub milliseconds: Option<Repeats>,
     pub gigaflops_per_second: Option<f64>,
     /// A ratio or a fraction, already written out (`12.3× Immediate`, `41% of peak`).
     pub compared: String,
-    /// `samples × runs per sample`.
+    /// `samples × runs per sample`, and the repeats.
     pub samples: String,
 }
 
@@ -105,18 +212,30 @@ impl Report {
         let _ = writeln!(text, "- Hardware: {}", self.hardware);
         let _ = writeln!(text, "- Command: `{}`\n", self.command);
         text.push_str(
-            "| part | what | size | time (ms) | GFLOP/s | compared | samples × runs |\n\
-             |---|---|---|---:|---:|---|---|\n",
+            "| part | what | size | time (ms) | fastest–slowest (ms) | GFLOP/s | compared | samples × runs |\n\
+             |---|---|---|---:|---:|---:|---|---|\n",
         );
         let number = |value: Option<f64>| value.map_or("n/a".to_string(), significant);
         for row in &self.rows {
+            let median = row.milliseconds.as_ref().map(Repeats::median);
+            let range = row.milliseconds.as_ref().and_then(Repeats::spread).map_or(
+                String::new(),
+                |spread| {
+                    format!(
+                        "{}–{}",
+                        significant(spread.minimum),
+                        significant(spread.maximum)
+                    )
+                },
+            );
             let _ = writeln!(
                 text,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 row.part,
                 row.name,
                 row.size,
-                number(row.milliseconds),
+                number(median),
+                range,
                 number(row.gigaflops_per_second),
                 row.compared,
                 row.samples
@@ -134,7 +253,7 @@ impl Report {
 }
 
 /// A number with four significant digits and no exponent for the usual range.
-fn significant(value: f64) -> String {
+pub fn significant(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return format!("{value}");
     }
@@ -142,8 +261,110 @@ fn significant(value: f64) -> String {
     format!("{value:.digits$}")
 }
 
-fn sample_text(measurement: &Measurement) -> String {
-    format!("{} × {}", measurement.samples, measurement.runs_per_sample)
+/// A value measured repeat by repeat, written as its median and, for several repeats,
+/// its range: `2.345` or `2.345 (2.1–2.9)`.
+pub fn with_range(values: &Repeats) -> String {
+    match values.spread() {
+        None => significant(values.median()),
+        Some(spread) => format!(
+            "{} ({}–{})",
+            significant(values.median()),
+            significant(spread.minimum),
+            significant(spread.maximum)
+        ),
+    }
+}
+
+/// One contender of a comparison, measured once per repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timed {
+    /// Seconds per run, one value per repeat.
+    pub seconds: Repeats,
+    /// Samples and runs per sample of the first repeat (all repeats use the same plan
+    /// unless the runs' length changed a lot).
+    pub samples: usize,
+    pub runs_per_sample: usize,
+}
+
+impl Timed {
+    pub fn milliseconds(&self) -> Repeats {
+        self.seconds.map(|seconds| seconds * 1e3)
+    }
+
+    /// `samples × runs`, plus the number of repeats when there were several.
+    pub fn sample_text(&self) -> String {
+        let repeats = self.seconds.count();
+        if repeats > 1 {
+            format!(
+                "{} × {}, {repeats} repeats",
+                self.samples, self.runs_per_sample
+            )
+        } else {
+            format!("{} × {}", self.samples, self.runs_per_sample)
+        }
+    }
+
+    /// `self / other`, repeat by repeat: how many times longer this one took.
+    pub fn ratio_to(&self, other: &Timed) -> Repeats {
+        self.seconds
+            .paired_with(&other.seconds, |mine, theirs| mine / theirs)
+            .unwrap_or_else(|| {
+                // Unequal numbers of repeats cannot be paired: compare the medians.
+                Repeats::new(vec![self.seconds.median() / other.seconds.median()])
+                    .expect("one value")
+            })
+    }
+}
+
+// ANCHOR: time_interleaved
+/// Measures `contenders` things, each `options.repeats` times, interleaved: every
+/// contender once, then every contender again. `measure(i)` measures contender `i` once.
+pub fn time_interleaved(
+    options: &ReportOptions,
+    contenders: usize,
+    mut measure: impl FnMut(usize) -> Result<Measurement, SweepError>,
+) -> Result<Vec<Timed>, SweepError> {
+    let measured = interleaved(contenders, options.repeats, |contender, _| {
+        measure(contender).map(Some)
+    })?;
+    Ok(measured
+        .into_iter()
+        .map(|measurements| Timed {
+            seconds: Repeats::new(measurements.iter().map(|m| m.seconds_per_run).collect())
+                .expect("every contender is measured at least once"),
+            samples: measurements[0].samples,
+            runs_per_sample: measurements[0].runs_per_sample,
+        })
+        .collect())
+}
+// ANCHOR_END: time_interleaved
+
+/// How many measurements each part takes, for the progress bar.
+fn planned_measurements(options: &ReportOptions, context: Option<&GpuContext>) -> usize {
+    let mut planned = 0;
+    if options.includes(ReportPart::Workload) {
+        planned += workload::modes(options, context).len();
+    }
+    if context.is_some() {
+        if options.includes(ReportPart::Comparisons) {
+            planned += comparisons::planned(options);
+        }
+        if options.includes(ReportPart::CompileTime) {
+            planned += 1;
+        }
+        if options.includes(ReportPart::GpuLinear) && !options.gpu_linear_sizes.is_empty() {
+            let kernels = context.map_or(0, |context| {
+                crate::bench::sweeps::linear_kernels::GpuLinearKernels::new(context)
+                    .names()
+                    .len()
+            });
+            planned += 1 + kernels * options.gpu_linear_sizes.len();
+        }
+    }
+    if options.includes(ReportPart::CpuLinear) && !options.skip_cpu {
+        planned += crate::bench::sweeps::cpu_linear::variants().len();
+    }
+    planned * options.repeats.max(1)
 }
 
 /// Runs the report. GPU parts need `context`; without one they are left out with a note.
@@ -152,221 +373,47 @@ pub fn run_report(
     context: Option<&GpuContext>,
     progress: &mut dyn Progress,
 ) -> Result<Report, SweepError> {
-    let budget = Budget {
-        seconds_per_run: f64::INFINITY,
-        seconds_per_point: 0.0,
-        minimum_sample_seconds: options.minimum_sample_seconds,
-        minimum_samples: options.samples.max(1),
-        maximum_samples: options.samples.max(1),
-    };
     let mut report = Report {
         hardware: hardware_description(context),
         command: options.command.clone(),
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    let modes: Vec<ExecutionMode> = ExecutionMode::ALL
-        .into_iter()
-        .filter(|mode| context.is_some() || !mode.uses_gpu())
-        .filter(|mode| !(options.skip_uncached && compiles_every_run(*mode)))
-        .collect();
-    let gpu_kernels = context.map(GpuLinearKernels::new);
-    let kernel_names = gpu_kernels.as_ref().map_or(Vec::new(), |k| k.names());
-    let cpu_variants = if options.skip_cpu {
-        Vec::new()
-    } else {
-        cpu_linear::variants()
-    };
-    progress.begin(
-        "bench report",
-        modes.len() + 1 + kernel_names.len() * options.gpu_linear_sizes.len() + cpu_variants.len(),
-    );
-
-    standard_workload(options, &budget, &modes, context, progress, &mut report)?;
-    if let (Some(kernels), Some(context)) = (&gpu_kernels, context) {
-        gpu_linear(options, &budget, context, kernels, progress, &mut report)?;
-    } else {
-        report
-            .notes
-            .push("No GPU context: the GPU modes and kernels were not measured.".to_string());
+    progress.begin("bench report", planned_measurements(options, context));
+    if options.includes(ReportPart::Workload) {
+        workload::standard_workload(options, context, progress, &mut report)?;
+        workload::cpu_ratio(options, &mut report);
     }
-    cpu_linear_rows(options, &budget, &cpu_variants, progress, &mut report)?;
-    cpu_ratio(options, &mut report);
-    if options.skip_uncached {
-        report.notes.push(
-            "The modes that compile their shaders on every run were skipped (--skip-uncached)."
-                .to_string(),
-        );
+    match context {
+        Some(context) => {
+            if options.includes(ReportPart::Comparisons) {
+                comparisons::all(options, context, progress, &mut report)?;
+            }
+            if options.includes(ReportPart::CompileTime) {
+                kernels::compile_time(options, context, progress, &mut report)?;
+            }
+            if options.includes(ReportPart::GpuLinear) {
+                kernels::gpu_linear(options, context, progress, &mut report)?;
+            }
+        }
+        None => report.notes.push(
+            "No GPU context: the GPU modes, comparisons and kernels were not measured.".to_string(),
+        ),
+    }
+    if options.includes(ReportPart::CpuLinear) {
+        kernels::cpu_linear(options, progress, &mut report)?;
+    }
+    if options.repeats > 1 {
+        report.notes.push(format!(
+            "Every measurement was repeated {} times, interleaved with the other contenders \
+             of its comparison (A, B, C, then A, B, C again). Time: the median of the repeats \
+             (each itself the median of its samples); fastest–slowest: their range. Ratios \
+             are taken repeat by repeat, between measurements made side by side, and given \
+             as median (fastest–slowest).",
+            options.repeats
+        ));
     }
     Ok(report)
-}
-
-/// Every selected mode on the standard workload, compared with `Immediate` (or, when it
-/// was skipped, with `ImmediateCached`).
-fn standard_workload(
-    options: &ReportOptions,
-    budget: &Budget,
-    modes: &[ExecutionMode],
-    context: Option<&GpuContext>,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    let (size, depth) = (options.size, options.depth);
-    let workload = random_mlp(size, depth, SEED)?;
-    let mut measured = Vec::new();
-    for &mode in modes {
-        let measurement = time_mode(mode, &workload, context, budget)?;
-        measured.push((mode, measurement));
-        progress.advance(&format!("{mode:?}"));
-    }
-    let reference = [ExecutionMode::Immediate, ExecutionMode::ImmediateCached]
-        .into_iter()
-        .find_map(|wanted| {
-            measured
-                .iter()
-                .find(|(mode, _)| *mode == wanted)
-                .map(|(mode, measurement)| (*mode, measurement.seconds_per_run))
-        });
-    for (mode, measurement) in &measured {
-        let seconds = measurement.seconds_per_run;
-        report.rows.push(ReportRow {
-            part: "standard workload",
-            name: format!("{mode:?}"),
-            size: format!("{size}, depth {depth}"),
-            milliseconds: Some(seconds * 1e3),
-            gigaflops_per_second: Some(
-                gigaflops_per_second(size, size, size, seconds) * depth as f64,
-            ),
-            compared: reference.map_or("n/a".to_string(), |(reference, reference_seconds)| {
-                format!(
-                    "{}× {reference:?}",
-                    significant(reference_seconds / seconds)
-                )
-            }),
-            samples: sample_text(measurement),
-        });
-    }
-    report.notes.push(format!(
-        "Standard workload: random_mlp({size}, {depth}, seed {SEED}); every run uploads the input \
-         and reads the output back. GFLOP/s counts the linear layers only (2·size³ per layer). \
-         \"n× Immediate\": how many times faster than Immediate."
-    ));
-    Ok(())
-}
-
-/// Each GPU linear kernel at each size, as a fraction of the device's measured fp32 peak.
-fn gpu_linear(
-    options: &ReportOptions,
-    budget: &Budget,
-    context: &GpuContext,
-    kernels: &GpuLinearKernels,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    if options.gpu_linear_sizes.is_empty() {
-        return Ok(());
-    }
-    let peak = measured_peak(context)?;
-    report.rows.push(ReportRow {
-        part: "GPU peak",
-        name: "fp32 fma (shaders/peak_fma.wgsl)".to_string(),
-        size: format!("{:.3} GFLOP per dispatch", peak.flops_per_dispatch as f64 / 1e9),
-        milliseconds: Some(peak.seconds_per_dispatch * 1e3),
-        gigaflops_per_second: Some(peak.gigaflops_per_second),
-        compared: "100% of peak".to_string(),
-        samples: String::new(),
-    });
-    progress.advance("fp32 peak");
-    for &size in &options.gpu_linear_sizes {
-        for (kernel, name) in kernels.names().iter().enumerate() {
-            let (measurement, strategy) = kernels.measure(kernel, size, budget)?;
-            let seconds = measurement.seconds_per_run;
-            let rate = gigaflops_per_second(size, size, size, seconds);
-            let name = match kernels.kernels()[kernel] {
-                GpuLinearKernel::ChosenPerShape => format!("{name}: {strategy}"),
-                GpuLinearKernel::Fixed(_) => name.clone(),
-            };
-            report.rows.push(ReportRow {
-                part: "GPU linear",
-                name,
-                size: format!("{size}³"),
-                milliseconds: Some(seconds * 1e3),
-                gigaflops_per_second: Some(rate),
-                compared: format!("{:.1}% of peak", 100.0 * rate / peak.gigaflops_per_second),
-                samples: sample_text(&measurement),
-            });
-            progress.advance(&format!("{strategy}, {size}³"));
-        }
-    }
-    report.notes.push(
-        "GPU linear: operands stay on the GPU; one sample is that many dispatches recorded \
-         into one compute pass and one submission. The peak is the measured rate of \
-         independent fp32 fma chains."
-            .to_string(),
-    );
-    Ok(())
-}
-
-/// Each CPU linear variant at one size, compared with `matrixmultiply`.
-fn cpu_linear_rows(
-    options: &ReportOptions,
-    budget: &Budget,
-    variants: &[(&'static str, cpu_linear::CpuLinear)],
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    if variants.is_empty() {
-        return Ok(());
-    }
-    let size = options.cpu_linear_size;
-    let operands = CpuOperands::random(size);
-    let mut measured = Vec::new();
-    for &(name, linear) in variants {
-        let measurement = cpu_linear::measure_variant(name, linear, &operands, budget)?;
-        measured.push((name, measurement));
-        progress.advance(&format!("{name}, {size}³"));
-    }
-    let yardstick = measured
-        .iter()
-        .find(|(name, _)| name.starts_with("matrixmultiply"))
-        .map(|(name, measurement)| (*name, measurement.seconds_per_run));
-    for (name, measurement) in &measured {
-        let seconds = measurement.seconds_per_run;
-        report.rows.push(ReportRow {
-            part: "CPU linear",
-            name: name.to_string(),
-            size: format!("{size}³"),
-            milliseconds: Some(seconds * 1e3),
-            gigaflops_per_second: Some(gigaflops_per_second(size, size, size, seconds)),
-            compared: yardstick.map_or("n/a".to_string(), |(yardstick, yardstick_seconds)| {
-                format!("{:.0}% of {yardstick}", 100.0 * yardstick_seconds / seconds)
-            }),
-            samples: sample_text(measurement),
-        });
-    }
-    Ok(())
-}
-
-/// How many times faster `CpuGraph` runs the standard workload than `Cpu`.
-fn cpu_ratio(options: &ReportOptions, report: &mut Report) {
-    let time_of = |wanted: &str| {
-        report
-            .rows
-            .iter()
-            .find(|row| row.part == "standard workload" && row.name == wanted)
-            .and_then(|row| row.milliseconds)
-    };
-    if let (Some(cpu), Some(cpu_graph)) = (time_of("Cpu"), time_of("CpuGraph")) {
-        report.rows.push(ReportRow {
-            part: "CPU",
-            name: "Cpu / CpuGraph".to_string(),
-            size: format!("{}, depth {}", options.size, options.depth),
-            milliseconds: None,
-            gigaflops_per_second: None,
-            compared: format!("{}×", significant(cpu / cpu_graph)),
-            samples: String::new(),
-        });
-    }
 }
 
 #[cfg(test)]
@@ -380,6 +427,16 @@ mod tests {
         assert_eq!(significant(146.13), "146.1");
         assert_eq!(significant(0.3094), "0.3094");
         assert_eq!(significant(51234.0), "51234");
+        let repeats = Repeats::new(vec![2.0, 1.5, 3.0]).unwrap();
+        assert_eq!(with_range(&repeats), "2.000 (1.500–3.000)");
+    }
+
+    #[test]
+    fn parts_have_names_for_the_command_line() {
+        for part in ReportPart::ALL {
+            assert_eq!(ReportPart::from_name(part.name()), Some(part));
+        }
+        assert_eq!(ReportPart::from_name("everything"), None);
     }
 
     #[test]
@@ -390,6 +447,11 @@ mod tests {
             depth: 2,
             samples: 1,
             minimum_sample_seconds: 0.0,
+            parts: vec![
+                ReportPart::Workload,
+                ReportPart::GpuLinear,
+                ReportPart::CpuLinear,
+            ],
             gpu_linear_sizes: vec![16],
             cpu_linear_size: 16,
             command: "cargo test".to_string(),
@@ -403,7 +465,7 @@ mod tests {
             .collect();
         assert_eq!(workload_rows.len(), ExecutionMode::ALL.len());
         for row in &workload_rows {
-            let milliseconds = row.milliseconds.unwrap();
+            let milliseconds = row.milliseconds.as_ref().unwrap().median();
             assert!(milliseconds.is_finite() && milliseconds > 0.0, "{row:?}");
             assert!(row.compared.ends_with("× Immediate"), "{row:?}");
         }
@@ -434,20 +496,59 @@ mod tests {
             depth: 1,
             samples: 1,
             minimum_sample_seconds: 0.0,
+            parts: vec![ReportPart::Workload],
             skip_uncached: true,
-            skip_cpu: true,
-            gpu_linear_sizes: Vec::new(),
             command: "cargo test".to_string(),
             ..ReportOptions::default()
         };
         let report = run_report(&options, Some(context), &mut Silent).unwrap();
         assert!(report.rows.iter().all(|row| row.name != "Immediate"));
-        assert!(report.rows.iter().all(|row| row.part != "CPU linear"));
+        let parts: Vec<&str> = report.rows.iter().map(|row| row.part).collect();
+        assert!(
+            parts
+                .iter()
+                .all(|&part| part == "standard workload" || part == "CPU"),
+            "{parts:?}"
+        );
         let cached = report
             .rows
             .iter()
             .find(|row| row.name == "ImmediateCached")
             .unwrap();
         assert_eq!(cached.compared, "1.000× ImmediateCached");
+    }
+
+    #[test]
+    fn repeats_give_ranges_and_paired_ratios() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let options = ReportOptions {
+            size: 4,
+            depth: 1,
+            samples: 1,
+            minimum_sample_seconds: 0.0,
+            repeats: 3,
+            parts: vec![ReportPart::Workload],
+            skip_uncached: true,
+            command: "cargo test".to_string(),
+            ..ReportOptions::default()
+        };
+        let report = run_report(&options, Some(context), &mut Silent).unwrap();
+        let cpu_ratio = report.rows.iter().find(|row| row.name == "Cpu / CpuGraph");
+        assert!(
+            cpu_ratio.unwrap().compared.contains('–'),
+            "a ratio of repeats has a range: {cpu_ratio:?}"
+        );
+        for row in report
+            .rows
+            .iter()
+            .filter(|row| row.part == "standard workload")
+        {
+            let milliseconds = row.milliseconds.as_ref().unwrap();
+            assert_eq!(milliseconds.count(), 3, "{row:?}");
+            assert!(milliseconds.spread().is_some(), "{row:?}");
+            assert!(row.samples.ends_with("3 repeats"), "{row:?}");
+        }
+        let markdown = report.to_markdown();
+        assert!(markdown.contains("repeated 3 times"), "{markdown}");
     }
 }
