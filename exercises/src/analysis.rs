@@ -122,7 +122,7 @@ pub fn analyse(module: &Module, source: &str, rules: &StaticRules) -> Findings {
         &mut findings.races,
         &mut findings.atomics,
     ] {
-        list.sort_by_key(|finding| finding.line);
+        list.sort_by(|a, b| (a.line, &a.message).cmp(&(b.line, &b.message)));
         list.dedup();
     }
     findings
@@ -214,8 +214,8 @@ struct Access {
     load: Option<(FunctionId, Handle<Expression>)>,
     /// The walk of a loop body it happened in.
     pass: u32,
-    /// The loop it is in, if any, for the message.
-    loop_line: Option<u32>,
+    /// The loops it is in, outermost first: the line of each and the walk of its body.
+    loops: Vec<(u32, u32)>,
 }
 
 impl<'a> Analysis<'a> {
@@ -637,7 +637,7 @@ impl<'a> Analysis<'a> {
     // ----- races in workgroup memory -----
 
     fn races_in_block(&mut self, context: &Context<'a>, block: &Block, pending: &mut Vec<Access>) {
-        self.races(context, block, pending, None);
+        self.races(context, block, pending, &[]);
     }
 
     fn races(
@@ -645,7 +645,7 @@ impl<'a> Analysis<'a> {
         context: &Context<'a>,
         block: &Block,
         pending: &mut Vec<Access>,
-        loop_line: Option<u32>,
+        loops: &[(u32, u32)],
     ) {
         let function = context.function;
         for (statement, span) in block.span_iter() {
@@ -669,7 +669,7 @@ impl<'a> Analysis<'a> {
                             line: self.expression_line(function, handle),
                             load: Some((context.id, handle)),
                             pass: self.pass,
-                            loop_line,
+                            loops: loops.to_vec(),
                         };
                         self.record(access, pending, &HashSet::new());
                     }
@@ -691,7 +691,7 @@ impl<'a> Analysis<'a> {
                         line,
                         load: None,
                         pass: self.pass,
-                        loop_line,
+                        loops: loops.to_vec(),
                     };
                     let feeding = feeding.into_iter().map(|load| (context.id, load)).collect();
                     self.record(access, pending, &feeding);
@@ -710,7 +710,7 @@ impl<'a> Analysis<'a> {
                         line,
                         load: None,
                         pass: self.pass,
-                        loop_line,
+                        loops: loops.to_vec(),
                     };
                     self.record(access, pending, &HashSet::new());
                 }
@@ -736,19 +736,19 @@ impl<'a> Analysis<'a> {
                         .collect();
                     let callee_context = self.context(id, self.function(id), parameters, keys);
                     let body = &callee_context.function.body;
-                    self.races(&callee_context, body, pending, loop_line);
+                    self.races(&callee_context, body, pending, loops);
                 }
                 Statement::If { accept, reject, .. } => {
                     let mut rejected = pending.clone();
-                    self.races(context, accept, pending, loop_line);
-                    self.races(context, reject, &mut rejected, loop_line);
+                    self.races(context, accept, pending, loops);
+                    self.races(context, reject, &mut rejected, loops);
                     pending.extend(rejected);
                 }
                 Statement::Switch { cases, .. } => {
                     let before = pending.clone();
                     for case in cases {
                         let mut taken = before.clone();
-                        self.races(context, &case.body, &mut taken, loop_line);
+                        self.races(context, &case.body, &mut taken, loops);
                         pending.extend(taken);
                     }
                 }
@@ -760,12 +760,14 @@ impl<'a> Analysis<'a> {
                     let before = pending.clone();
                     for _ in 0..2 {
                         self.pass += 1;
-                        self.races(context, body, pending, Some(line));
-                        self.races(context, continuing, pending, Some(line));
+                        let mut inner = loops.to_vec();
+                        inner.push((line, self.pass));
+                        self.races(context, body, pending, &inner);
+                        self.races(context, continuing, pending, &inner);
                     }
                     pending.extend(before);
                 }
-                Statement::Block(inner) => self.races(context, inner, pending, loop_line),
+                Statement::Block(inner) => self.races(context, inner, pending, loops),
                 _ => {}
             }
         }
@@ -807,12 +809,17 @@ impl<'a> Analysis<'a> {
                 .name
                 .clone()
                 .unwrap_or_else(|| "workgroup memory".to_string());
-            let next_iteration = match (earlier.loop_line, access.loop_line) {
-                (Some(loop_line), Some(_)) if earlier.pass != access.pass => format!(
-                    ", in the next iteration of the loop of line {loop_line}"
-                ),
-                _ => String::new(),
-            };
+            // The outermost loop both are in whose iteration differs between them.
+            let next_iteration = earlier
+                .loops
+                .iter()
+                .zip(&access.loops)
+                .take_while(|(outer, inner)| outer.0 == inner.0)
+                .find(|(outer, inner)| outer.1 != inner.1)
+                .map(|((loop_line, _), _)| {
+                    format!(", in the next iteration of the loop of line {loop_line}")
+                })
+                .unwrap_or_default();
             let message = if earlier.kind.reads_only() {
                 format!(
                     "line {}: `{name}` is written here{next_iteration}, but other invocations may \

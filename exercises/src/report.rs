@@ -433,7 +433,11 @@ impl fmt::Display for Verdict {
             Verdict::Pass(detail) => write!(formatter, "pass: {detail}"),
             Verdict::Mismatch(report) => write!(formatter, "FAIL: {report}"),
             Verdict::Panicked(message) => write!(formatter, "FAIL: panicked: {message}"),
-            Verdict::Unmet(requirement) => write!(formatter, "FAIL: {requirement}"),
+            Verdict::Unmet(requirement) => {
+                // Several findings come one to a line; indent them under the case.
+                let indented = requirement.replace('\n', "\n        ");
+                write!(formatter, "FAIL: {indented}")
+            }
             Verdict::Error(message) => {
                 // Compiler messages span several lines; indent them under the case.
                 let indented = message.replace('\n', "\n        ");

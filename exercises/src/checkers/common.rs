@@ -274,13 +274,17 @@ pub fn static_part(kernel: &KernelUnderTest, rules: &StaticRules) -> PartReport 
         if found.is_empty() {
             Verdict::Pass(fine)
         } else {
-            Verdict::Unmet(
-                found
-                    .iter()
-                    .map(|finding| finding.message.clone())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            )
+            // The first few say enough; the rest are usually the same cause elsewhere.
+            let shown = 3;
+            let mut lines: Vec<String> = found
+                .iter()
+                .take(shown)
+                .map(|finding| finding.message.clone())
+                .collect();
+            if found.len() > shown {
+                lines.push(format!("… and {} more like these", found.len() - shown));
+            }
+            Verdict::Unmet(lines.join("\n"))
         }
     };
     let mut part = PartReport::new("static checks");
