@@ -209,7 +209,13 @@ async function pageChecks(page, open, errors) {
 
     await check('no console warning or error on any page', async () => {
         const found = errors.slice(start);
-        assert(found.length === 0, `${found.length} message(s):\n${found.join('\n')}`);
+        // The same message from the same page once, with its count.
+        const counts = new Map();
+        for (const e of found) {
+            counts.set(e, (counts.get(e) || 0) + 1);
+        }
+        const lines = Array.from(counts, ([e, n]) => (n > 1 ? `${e} (${n} times)` : e));
+        assert(found.length === 0, `${found.length} message(s):\n${lines.join('\n')}`);
         return `${pages.length} pages`;
     });
 
