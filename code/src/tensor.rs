@@ -17,7 +17,8 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ShapeError {
     /// A flat vector whose length is not `rows * columns`.
-    #[error("a {rows}×{columns} tensor needs {} values, but {length} were given", rows * columns)]
+    #[error("a {rows}×{columns} tensor needs {} values, but {length} were given",
+        describe_element_count(*rows, *columns))]
     LengthMismatch {
         rows: usize,
         columns: usize,
@@ -56,22 +57,31 @@ pub struct Tensor2d {
 impl Tensor2d {
     // ANCHOR: constructors
     /// A tensor of the given shape with every element zero.
+    ///
+    /// # Panics
+    ///
+    /// If `rows × columns` is more than a `usize` can count, like `vec!`. (A count that fits
+    /// but is more than the memory can hold ends the process, as any failed allocation does.)
     pub fn zeros(rows: usize, columns: usize) -> Self {
         Self::filled(rows, columns, 0.0)
     }
 
     /// A tensor of the given shape with every element set to `value`.
+    ///
+    /// # Panics
+    ///
+    /// As [`Tensor2d::zeros`], if `rows × columns` is more than a `usize` can count.
     pub fn filled(rows: usize, columns: usize, value: f32) -> Self {
         Self {
             rows,
             columns,
-            data: vec![value; rows * columns],
+            data: vec![value; element_count(rows, columns)],
         }
     }
 
     /// Wraps a row-major vector, checking that its length matches the shape.
     pub fn from_vec(rows: usize, columns: usize, data: Vec<f32>) -> Result<Self, ShapeError> {
-        if data.len() != rows * columns {
+        if rows.checked_mul(columns) != Some(data.len()) {
             return Err(ShapeError::LengthMismatch {
                 rows,
                 columns,
@@ -87,10 +97,19 @@ impl Tensor2d {
 
     /// A tensor of values drawn uniformly from `range`. The same seed gives the same
     /// tensor on every machine, so tests and benchmarks are reproducible.
+    ///
+    /// A range with no values to draw, empty like `1.0..=0.0` or with an end that is NaN
+    /// or infinite, gives a tensor of NaN: the value floating point gives any result it
+    /// cannot define, and one that every comparison in the crate rejects.
+    ///
+    /// # Panics
+    ///
+    /// As [`Tensor2d::zeros`], if `rows × columns` is more than a `usize` can count.
     pub fn random(rows: usize, columns: usize, range: RangeInclusive<f32>, seed: u64) -> Self {
         let mut generator = ChaCha8Rng::seed_from_u64(seed);
-        let data = (0..rows * columns)
-            .map(|_| generator.random_range(range.clone()))
+        let (low, high) = range.into_inner();
+        let data = (0..element_count(rows, columns))
+            .map(|_| uniform_between(&mut generator, low, high))
             .collect();
         Self {
             rows,
@@ -141,23 +160,62 @@ impl Tensor2d {
 
     // ANCHOR: indexing
     /// The element at `(row, column)`. Row-major: rows are contiguous.
+    ///
+    /// # Panics
+    ///
+    /// If `row` or `column` is out of range, like indexing a slice.
     pub fn get(&self, row: usize, column: usize) -> f32 {
+        self.check_position(row, column);
         self.data[row * self.columns + column]
     }
     // ANCHOR_END: indexing
 
+    /// Sets the element at `(row, column)`.
+    ///
+    /// # Panics
+    ///
+    /// If `row` or `column` is out of range, like indexing a slice.
     pub fn set(&mut self, row: usize, column: usize, value: f32) {
+        self.check_position(row, column);
         self.data[row * self.columns + column] = value;
     }
 
     /// One row as a contiguous slice.
+    ///
+    /// # Panics
+    ///
+    /// If `row` is out of range, like indexing a slice.
     pub fn row(&self, row: usize) -> &[f32] {
+        self.check_row(row);
         &self.data[row * self.columns..(row + 1) * self.columns]
     }
 
     /// One row as a mutable contiguous slice.
+    ///
+    /// # Panics
+    ///
+    /// If `row` is out of range, like indexing a slice.
     pub fn row_mut(&mut self, row: usize) -> &mut [f32] {
+        self.check_row(row);
         &mut self.data[row * self.columns..(row + 1) * self.columns]
+    }
+
+    /// Panics with the position and the shape when `(row, column)` is outside the tensor.
+    /// Without the check, a column past the end would silently read the next row.
+    fn check_position(&self, row: usize, column: usize) {
+        if row >= self.rows || column >= self.columns {
+            panic!(
+                "position ({row}, {column}) is outside a {}×{} tensor",
+                self.rows, self.columns
+            );
+        }
+    }
+
+    /// Panics with the row and the shape when `row` is outside the tensor.
+    fn check_row(&self, row: usize) {
+        if row >= self.rows {
+            panic!("row {row} is outside a {}×{} tensor", self.rows, self.columns);
+        }
     }
 
     /// A new tensor with rows and columns swapped.
@@ -198,6 +256,40 @@ impl Tensor2d {
     ) -> Result<Comparison, ShapeError> {
         self.expect_same_shape(expected, "compare")?;
         Ok(Comparison::of(self, expected, tolerance))
+    }
+}
+
+/// `rows × columns`, the length of the data vector.
+///
+/// # Panics
+///
+/// If the product is more than a `usize` can count.
+fn element_count(rows: usize, columns: usize) -> usize {
+    rows.checked_mul(columns).unwrap_or_else(|| {
+        panic!("a {rows}×{columns} tensor has more elements than a usize can count")
+    })
+}
+
+/// The element count for an error message, even when it overflows.
+fn describe_element_count(rows: usize, columns: usize) -> String {
+    match rows.checked_mul(columns) {
+        Some(count) => count.to_string(),
+        None => format!("more than {}", usize::MAX),
+    }
+}
+
+/// One value drawn uniformly from `low..=high`, or NaN when that range holds nothing to
+/// draw from (`low > high`, or an end that is NaN or infinite).
+fn uniform_between(generator: &mut ChaCha8Rng, low: f32, high: f32) -> f32 {
+    if !(low <= high && low.is_finite() && high.is_finite()) {
+        return f32::NAN;
+    }
+    if (high - low).is_finite() {
+        generator.random_range(low..=high)
+    } else {
+        // Both ends are finite, but the width is beyond the largest f32 (an interval from
+        // below −1.7e38 to above 1.7e38). At half the scale it fits; doubling is exact.
+        2.0 * generator.random_range(low / 2.0..=high / 2.0)
     }
 }
 
@@ -445,6 +537,60 @@ mod tests {
                 .iter()
                 .all(|value| (-2.0..=3.0).contains(value))
         );
+    }
+
+    #[test]
+    fn a_range_with_nothing_to_draw_gives_nan() {
+        for range in [
+            1.0..=0.0,
+            f32::NAN..=1.0,
+            0.0..=f32::NAN,
+            0.0..=f32::INFINITY,
+            f32::NEG_INFINITY..=f32::INFINITY,
+            f32::INFINITY..=f32::INFINITY,
+        ] {
+            let tensor = Tensor2d::random(3, 4, range.clone(), 5);
+            assert_eq!(tensor.shape(), (3, 4));
+            assert!(tensor.as_slice().iter().all(|value| value.is_nan()), "{range:?}");
+        }
+    }
+
+    #[test]
+    fn random_draws_from_every_finite_range() {
+        assert_eq!(Tensor2d::random(2, 2, 0.5..=0.5, 1), Tensor2d::filled(2, 2, 0.5));
+        // Wider than the largest f32: the values are still finite and inside the range.
+        let widest = Tensor2d::random(50, 50, f32::MIN..=f32::MAX, 2);
+        assert!(widest.as_slice().iter().all(|value| value.is_finite()));
+        assert!(widest.as_slice().iter().any(|&value| value < -1e37));
+        assert!(widest.as_slice().iter().any(|&value| value > 1e37));
+    }
+
+    #[test]
+    fn a_shape_too_large_to_count_is_an_error_in_from_vec() {
+        let error = Tensor2d::from_vec(usize::MAX, 2, vec![0.0; 2]).unwrap_err();
+        assert!(matches!(error, ShapeError::LengthMismatch { length: 2, .. }));
+        assert!(error.to_string().contains("needs more than"), "{error}");
+    }
+
+    #[test]
+    #[should_panic(expected = "more elements than a usize can count")]
+    fn a_shape_too_large_to_count_panics_in_zeros() {
+        let _ = Tensor2d::zeros(usize::MAX, 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "position (0, 3) is outside a 2×3 tensor")]
+    fn a_column_past_the_end_panics_instead_of_reading_the_next_row() {
+        let tensor = Tensor2d::from_vec(2, 3, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let _ = tensor.get(0, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "row 2 is outside a 2×0 tensor")]
+    fn a_row_past_the_end_panics_even_without_columns() {
+        let tensor = Tensor2d::zeros(2, 0);
+        assert!(tensor.row(1).is_empty());
+        let _ = tensor.row(2);
     }
 
     #[test]
