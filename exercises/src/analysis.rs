@@ -72,7 +72,11 @@ const DATA: u8 = 2;
 
 /// Runs every check on the entry point `main` of `module`.
 pub fn analyse(module: &Module, source: &str, rules: &StaticRules) -> Findings {
-    let Some(entry) = module.entry_points.iter().find(|entry| entry.name == "main") else {
+    let Some(entry) = module
+        .entry_points
+        .iter()
+        .find(|entry| entry.name == "main")
+    else {
         return Findings::default();
     };
     let mut analysis = Analysis {
@@ -291,7 +295,14 @@ impl<'a> Analysis<'a> {
                 }
             }
             let mut returns = 0;
-            self.store_taints(function, &function.body, 0, &expressions, &mut next, &mut returns);
+            self.store_taints(
+                function,
+                &function.body,
+                0,
+                &expressions,
+                &mut next,
+                &mut returns,
+            );
             if next == locals {
                 break Taint {
                     expressions,
@@ -317,11 +328,15 @@ impl<'a> Analysis<'a> {
                 Expression::FunctionArgument(index) => {
                     parameters.get(*index as usize).copied().unwrap_or(0)
                 }
-                Expression::Load { pointer } => self.pointer_taint(function, *pointer, &taints, locals),
+                Expression::Load { pointer } => {
+                    self.pointer_taint(function, *pointer, &taints, locals)
+                }
                 Expression::CallResult(_) => match calls.get(&handle) {
                     Some((callee, arguments)) => {
-                        let arguments: Vec<u8> =
-                            arguments.iter().map(|argument| taints[argument.index()]).collect();
+                        let arguments: Vec<u8> = arguments
+                            .iter()
+                            .map(|argument| taints[argument.index()])
+                            .collect();
                         let module = self.module;
                         let callee_function = &module.functions[*callee];
                         self.taint(FunctionId::Helper(*callee), callee_function, &arguments)
@@ -408,7 +423,14 @@ impl<'a> Analysis<'a> {
                 Statement::Switch { selector, cases } => {
                     let inner = control | expressions[selector.index()];
                     for case in cases {
-                        self.store_taints(function, &case.body, inner, expressions, locals, returns);
+                        self.store_taints(
+                            function,
+                            &case.body,
+                            inner,
+                            expressions,
+                            locals,
+                            returns,
+                        );
                     }
                     if cases.iter().any(|case| exits_early(&case.body)) {
                         control = inner;
@@ -479,7 +501,9 @@ impl<'a> Analysis<'a> {
                     }
                 }
                 Statement::Call {
-                    function, arguments, ..
+                    function,
+                    arguments,
+                    ..
                 } => {
                     if !report {
                         continue;
@@ -589,7 +613,10 @@ impl<'a> Analysis<'a> {
 
     fn report_barrier(&mut self, line: u32, what: &str, cause: &Cause) {
         let message = match cause {
-            Cause::Return { line: returned, condition } => format!(
+            Cause::Return {
+                line: returned,
+                condition,
+            } => format!(
                 "line {line}: {what} comes after the `return` at line {returned}, which only \
                  some invocations take (its condition, line {condition}, depends on the \
                  invocation's id). The invocations that returned never reach the barrier: it is \
@@ -603,7 +630,10 @@ impl<'a> Analysis<'a> {
                  reach the barrier: it is in non-uniform control flow. Move the barrier out of \
                  the `if`, so that every invocation reaches it."
             ),
-            Cause::Loop { line: loop_line, exit } => format!(
+            Cause::Loop {
+                line: loop_line,
+                exit,
+            } => format!(
                 "line {line}: {what} is inside the loop of line {loop_line}, which invocations \
                  leave after different numbers of iterations (its exit, line {exit}, depends \
                  on the invocation's id): the barrier is in non-uniform control flow. Give the \
@@ -656,7 +686,8 @@ impl<'a> Analysis<'a> {
                         let Expression::Load { pointer } = function.expressions[handle] else {
                             continue;
                         };
-                        let Some((variable, atomic)) = self.workgroup_root(function, pointer) else {
+                        let Some((variable, atomic)) = self.workgroup_root(function, pointer)
+                        else {
                             continue;
                         };
                         let access = Access {
@@ -683,7 +714,11 @@ impl<'a> Analysis<'a> {
                     loads_feeding(function, *pointer, &mut feeding);
                     let access = Access {
                         variable,
-                        kind: if atomic { Kind::AtomicWrite } else { Kind::Write },
+                        kind: if atomic {
+                            Kind::AtomicWrite
+                        } else {
+                            Kind::Write
+                        },
                         key: self.key(context, *pointer),
                         own: index_taint(function, *pointer, &context.taint.expressions)
                             & INVOCATION
@@ -774,7 +809,13 @@ impl<'a> Analysis<'a> {
         // Keep the list short: one entry per place, kind and pass is enough.
         let mut seen = HashSet::new();
         pending.retain(|access| {
-            seen.insert((access.variable, access.line, access.kind as u8, access.key.clone(), access.pass))
+            seen.insert((
+                access.variable,
+                access.line,
+                access.kind as u8,
+                access.key.clone(),
+                access.pass,
+            ))
         });
     }
 
@@ -797,12 +838,7 @@ impl<'a> Analysis<'a> {
             let own_element = access.own && earlier.key == access.key;
             let same_statement = earlier.pass == access.pass
                 && earlier.load.is_some_and(|load| feeding.contains(&load));
-            if both_read
-                || both_add
-                || both_plain_writes
-                || own_element
-                || same_statement
-            {
+            if both_read || both_add || both_plain_writes || own_element || same_statement {
                 continue;
             }
             let name = self.module.global_variables[access.variable]
@@ -937,16 +973,20 @@ impl<'a> Analysis<'a> {
             if !self.holds_atomics(variable.ty) {
                 let (line, example) = match stores.first() {
                     Some(&(line, _)) => (line, format!(" (line {line})")),
-                    None => (self.line(module.global_variables.get_span(global)), String::new()),
+                    None => (
+                        self.line(module.global_variables.get_span(global)),
+                        String::new(),
+                    ),
                 };
                 self.findings.atomics.push(Finding {
                     line,
                     message: format!(
-                        "`{name}` holds plain u32, but many workgroups add to the same elements \
-                         at once: a read followed by a write{example} is not atomic, so when two \
-                         workgroups update one element together, one of the additions is lost. \
-                         A software driver almost never interleaves workgroups like that; a GPU \
-                         does. Declare it `array<atomic<u32>>` and add with atomicAdd."
+                        "`{name}` holds plain u32, but invocations of many workgroups add to the \
+                         same elements at once: a read followed by a write{example} is not \
+                         atomic, so when two of them update one element together, one of the \
+                         additions is lost. A software driver almost never interleaves \
+                         workgroups like that; a GPU does. Declare it `array<atomic<u32>>` and \
+                         add with atomicAdd."
                     ),
                 });
             } else {
@@ -955,9 +995,9 @@ impl<'a> Analysis<'a> {
                         line,
                         message: format!(
                             "line {line}: atomicStore replaces the value in `{name}` instead of \
-                             adding to it: what other workgroups added before is lost. The store \
-                             is atomic, but the update (read, add, write) is not atomic as a \
-                             whole; use atomicAdd."
+                             adding to it: what other invocations added in the meantime is lost. \
+                             The store is atomic, but the update (read, add, write) is not atomic \
+                             as a whole; use atomicAdd."
                         ),
                     });
                 }
@@ -1085,9 +1125,10 @@ impl<'a> Analysis<'a> {
                     Statement::If { accept, reject, .. } => {
                         barriers(analysis, accept) + barriers(analysis, reject)
                     }
-                    Statement::Switch { cases, .. } => {
-                        cases.iter().map(|case| barriers(analysis, &case.body)).sum()
-                    }
+                    Statement::Switch { cases, .. } => cases
+                        .iter()
+                        .map(|case| barriers(analysis, &case.body))
+                        .sum(),
                     Statement::Loop {
                         body, continuing, ..
                     } => barriers(analysis, body) + barriers(analysis, continuing),
@@ -1249,9 +1290,7 @@ fn loads_feeding(
 /// `continue` at any depth (not counting those of inner loops for `break`).
 fn exits_early(block: &Block) -> bool {
     block.iter().any(|statement| match statement {
-        Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill => {
-            true
-        }
+        Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill => true,
         Statement::Block(inner) => exits_early(inner),
         Statement::If { accept, reject, .. } => exits_early(accept) || exits_early(reject),
         Statement::Switch { cases, .. } => cases.iter().any(|case| exits_early(&case.body)),
@@ -1264,7 +1303,9 @@ fn returns_anywhere(block: &Block) -> bool {
     block.iter().any(|statement| match statement {
         Statement::Return { .. } | Statement::Kill => true,
         Statement::Block(inner) => returns_anywhere(inner),
-        Statement::If { accept, reject, .. } => returns_anywhere(accept) || returns_anywhere(reject),
+        Statement::If { accept, reject, .. } => {
+            returns_anywhere(accept) || returns_anywhere(reject)
+        }
         Statement::Switch { cases, .. } => cases.iter().any(|case| returns_anywhere(&case.body)),
         Statement::Loop { body, .. } => returns_anywhere(body),
         _ => false,

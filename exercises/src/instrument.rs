@@ -6,8 +6,9 @@
 //!
 //! - **Reads and writes out of bounds land on a guard.** Every index into a storage
 //!   array, `input[i]`, becomes `input[checker_clamped_index(u32(i), arrayLength(&input))]`,
-//!   which clamps it to the last element. That is what Metal, Direct3D 12 and Vulkan
-//!   without `robustBufferAccess2` may do with an index past the end; lavapipe instead
+//!   which clamps it to the last element. That is what wgpu itself does on Metal and on
+//!   Vulkan drivers without `robustBufferAccess2` (naga's `Restrict` bounds-check policy,
+//!   in wgpu-hal's `metal/device.rs` and `vulkan/adapter.rs`); lavapipe has that feature and
 //!   returns zero, which is often exactly what a correct kernel would have loaded, so the
 //!   mistake would pass. The last element of every binding is a guard (see
 //!   [`crate::kernel_run::BufferData`]): NaN for a float input, a sentinel for an integer
@@ -235,7 +236,9 @@ fn find_entry_signature(masked: &str) -> Option<Signature> {
         }
         let name_end = name_start + ENTRY_POINT.len();
         if masked.get(name_start..name_end) != Some(ENTRY_POINT)
-            || bytes.get(name_end).is_some_and(|&byte| is_identifier_byte(byte))
+            || bytes
+                .get(name_end)
+                .is_some_and(|&byte| is_identifier_byte(byte))
         {
             continue;
         }
@@ -371,13 +374,18 @@ fn input_offset(index: u32) -> u32 { return u32(input[index] > 0.0); }
             "{source}"
         );
         assert!(
-            source.contains("u32(input[checker_clamped_index(u32(index), arrayLength(&input))] > 0.0)"),
+            source.contains(
+                "u32(input[checker_clamped_index(u32(index), arrayLength(&input))] > 0.0)"
+            ),
             "{source}"
         );
         // Workgroup arrays have a fixed size: naga already keeps their indices in range.
         assert!(source.contains("tile[local] = "), "{source}");
         let line = |text: &str, needle: &str| text.lines().position(|line| line.contains(needle));
-        assert_eq!(line(&source, "workgroupBarrier"), line(KERNEL, "workgroupBarrier"));
+        assert_eq!(
+            line(&source, "workgroupBarrier"),
+            line(KERNEL, "workgroupBarrier")
+        );
         AnalysedShader::from_source(Path::new("k.wgsl"), source, &BINDINGS).unwrap();
     }
 
@@ -389,16 +397,23 @@ fn input_offset(index: u32) -> u32 { return u32(input[index] > 0.0); }
             "{source}"
         );
         assert!(
-            source.contains("@builtin(local_invocation_index) local_in_order: u32) { let global = "),
+            source
+                .contains("@builtin(local_invocation_index) local_in_order: u32) { let global = "),
             "{source}"
         );
-        assert!(source.contains("let local = 63u - local_in_order;"), "{source}");
+        assert!(
+            source.contains("let local = 63u - local_in_order;"),
+            "{source}"
+        );
         assert!(
             source.contains("// fn main(@builtin(local_invocation_index) local: u32)"),
             "the comment is left alone: {source}"
         );
         let line = |text: &str, needle: &str| text.lines().position(|line| line.contains(needle));
-        assert_eq!(line(&source, "workgroupBarrier"), line(KERNEL, "workgroupBarrier"));
+        assert_eq!(
+            line(&source, "workgroupBarrier"),
+            line(KERNEL, "workgroupBarrier")
+        );
         AnalysedShader::from_source(Path::new("k.wgsl"), source, &BINDINGS).unwrap();
     }
 }

@@ -135,10 +135,34 @@ impl BufferData {
     fn guard_word(&self, fill: GuardFill) -> u32 {
         match (self, fill) {
             (BufferData::Input { .. }, GuardFill::Zero) => 0,
-            (BufferData::Input { scalar: Scalar::F32, .. }, GuardFill::Poison) => GUARD_NAN_BITS,
-            (BufferData::Input { scalar: Scalar::U32, .. }, GuardFill::Poison) => GUARD_WORD,
-            (BufferData::Output { scalar: Scalar::F32, .. }, _) => POISON_BITS,
-            (BufferData::Output { scalar: Scalar::U32, .. }, _) => COUNTER_GUARD_WORD,
+            (
+                BufferData::Input {
+                    scalar: Scalar::F32,
+                    ..
+                },
+                GuardFill::Poison,
+            ) => GUARD_NAN_BITS,
+            (
+                BufferData::Input {
+                    scalar: Scalar::U32,
+                    ..
+                },
+                GuardFill::Poison,
+            ) => GUARD_WORD,
+            (
+                BufferData::Output {
+                    scalar: Scalar::F32,
+                    ..
+                },
+                _,
+            ) => POISON_BITS,
+            (
+                BufferData::Output {
+                    scalar: Scalar::U32,
+                    ..
+                },
+                _,
+            ) => COUNTER_GUARD_WORD,
             (BufferData::Uniform(_), _) => 0,
         }
     }
@@ -275,9 +299,8 @@ impl PreparedKernel {
         let mut bound: Vec<(wgpu::Buffer, u64, u64)> = Vec::new();
         for buffer_data in data {
             let guard = buffer_data.guard_word(fill).to_ne_bytes();
-            let guards = |bytes: usize| -> Vec<u8> {
-                guard.iter().copied().cycle().take(bytes).collect()
-            };
+            let guards =
+                |bytes: usize| -> Vec<u8> { guard.iter().copied().cycle().take(bytes).collect() };
             match buffer_data {
                 BufferData::Input { bytes, .. } => {
                     let mut contents = guards(front_bytes);

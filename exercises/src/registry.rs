@@ -71,7 +71,10 @@ impl Exercise {
                 let named = |stem: &str| self.folder().join(format!("{stem}.{extension}"));
                 // A mutant or alternative replaces the parts it has a file for.
                 let instead_of_solution = |folder: &str, slug: &str| {
-                    let own = self.folder().join(folder).join(format!("{slug}.{extension}"));
+                    let own = self
+                        .folder()
+                        .join(folder)
+                        .join(format!("{slug}.{extension}"));
                     if own.is_file() {
                         (own, false)
                     } else {

@@ -542,7 +542,10 @@ mod tests {
         assert_eq!(report.first.len(), LISTED_MISMATCHES);
         assert_eq!(report.first[0].column, 256);
         let text = report.to_string();
-        assert!(text.contains("44 never written: still the checker's poison"), "{text}");
+        assert!(
+            text.contains("44 never written: still the checker's poison"),
+            "{text}"
+        );
         assert!(text.contains("element 256: expected"), "{text}");
         assert!(text.contains("got NaN (never written)"), "{text}");
         assert!(text.contains("… and 39 more"), "{text}");
@@ -560,7 +563,12 @@ mod tests {
             panic!("NaN must not pass");
         };
         assert_eq!(
-            (report.never_written, report.computed_nan, report.guard_values, report.infinite),
+            (
+                report.never_written,
+                report.computed_nan,
+                report.guard_values,
+                report.infinite
+            ),
             (0, 1, 1, 1)
         );
         let text = report.to_string();

@@ -100,8 +100,11 @@ fn an_exercise_without_its_suite_is_refused() {
             suite.mutants.len(),
             suite.alternatives.len()
         );
-        let classes: std::collections::HashSet<&str> =
-            suite.mutants.iter().map(|mutant| mutant.class.as_str()).collect();
+        let classes: std::collections::HashSet<&str> = suite
+            .mutants
+            .iter()
+            .map(|mutant| mutant.class.as_str())
+            .collect();
         assert!(
             classes.len() >= 2,
             "{}: every mutant is of class {:?}; a suite covers several kinds of mistake",

@@ -182,8 +182,9 @@ pub fn run_case(
     let run = |compiled: &CompiledKernel, fill: GuardFill| -> Result<Vec<ReadBack>, CheckError> {
         PreparedKernel::with_guards(context, compiled, data, grid, fill)?.run_guarded(context)
     };
-    let data_of =
-        |read_backs: &[ReadBack]| -> Vec<Vec<u8>> { read_backs.iter().map(|r| r.data.clone()).collect() };
+    let data_of = |read_backs: &[ReadBack]| -> Vec<Vec<u8>> {
+        read_backs.iter().map(|r| r.data.clone()).collect()
+    };
     let first = match run(&kernel.checked, GuardFill::Poison) {
         Ok(first) => first,
         Err(error) => return Verdict::Error(error.to_string()),
@@ -304,7 +305,9 @@ pub fn static_part(kernel: &KernelUnderTest, rules: &StaticRules) -> PartReport 
             &findings.races,
             match findings.workgroup_variables {
                 0 => "no var<workgroup>".to_string(),
-                _ => "no write and read of one var<workgroup> without a barrier between".to_string(),
+                _ => {
+                    "no write and read of one var<workgroup> without a barrier between".to_string()
+                }
             },
         ),
     );
