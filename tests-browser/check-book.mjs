@@ -150,7 +150,11 @@ function bookPages(dir) {
         for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
             const child = rel ? `${rel}/${entry.name}` : entry.name;
             if (entry.isDirectory()) {
-                walk(child);
+                // A book of its own inside book/ (a syllabus build, book/<name>/) is not part
+                // of this one.
+                if (!fs.existsSync(path.join(dir, child, 'toc.html'))) {
+                    walk(child);
+                }
             } else if (entry.name.endsWith('.html') && !skip.has(child)) {
                 const text = fs.readFileSync(path.join(dir, child), 'utf8');
                 // Only mdBook's pages (figures or other HTML copied from src/ are not).
