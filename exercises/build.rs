@@ -179,17 +179,25 @@ fn modules(files: &[(String, PathBuf)]) -> String {
 }
 
 /// The macro's rule for the exercise module `name`.
-fn macro_arm(name: &str, mutants: &[(String, PathBuf)], alternatives: &[(String, PathBuf)]) -> String {
+fn macro_arm(
+    name: &str,
+    mutants: &[(String, PathBuf)],
+    alternatives: &[(String, PathBuf)],
+) -> String {
     let module = format!("$crate::rust_exercises::{name}");
     let arm = |pattern: String, path: String| {
-        format!(
-            "\n            {pattern} => {{ use {path} as $code; $body }}"
-        )
+        format!("\n            {pattern} => {{ use {path} as $code; $body }}")
     };
     let variant = "$crate::submission::Variant";
     let mut arms = String::new();
-    arms.push_str(&arm(format!("{variant}::Student"), format!("{module}::student")));
-    arms.push_str(&arm(format!("{variant}::Starter"), format!("{module}::starter")));
+    arms.push_str(&arm(
+        format!("{variant}::Student"),
+        format!("{module}::student"),
+    ));
+    arms.push_str(&arm(
+        format!("{variant}::Starter"),
+        format!("{module}::starter"),
+    ));
     for (slug, _) in mutants {
         arms.push_str(&arm(
             format!("{variant}::Mutant({slug:?})"),

@@ -332,7 +332,12 @@ mod tests {
         assert_eq!(every_step.len(), 2);
         let tolerance = Tolerance::new(1e-5, 1e-6);
         assert!(every_step[0].compare(&linear, tolerance).unwrap().passed());
-        assert!(every_step[1].compare(&expected, tolerance).unwrap().passed());
+        assert!(
+            every_step[1]
+                .compare(&expected, tolerance)
+                .unwrap()
+                .passed()
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::checkers::common::{
     KernelUnderTest, load_or_fail, no_failure_yet, row_of, run_case, static_part,
     workgroup_memory_part,
 };
+use crate::checkers::hypotheses::{Hypothesis, explain};
 use crate::kernel_run::{BufferData, to_floats, workgroups_for};
 use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
@@ -62,6 +63,83 @@ pub fn convolve_1d(signal: &[f32], weights: &[f32]) -> Vec<f32> {
             total as f32
         })
         .collect()
+}
+
+/// As [`convolve_1d`], with the filter centred `radius` taps after its first one (the
+/// right radius is `(filter_length − 1) / 2`; another one shifts every output).
+pub fn convolve_1d_with_radius(signal: &[f32], weights: &[f32], radius: isize) -> Vec<f32> {
+    (0..signal.len())
+        .map(|index| {
+            let mut total = 0.0_f64;
+            for (tap, &weight) in weights.iter().enumerate() {
+                let position = index as isize + tap as isize - radius;
+                if let Some(&value) = usize::try_from(position)
+                    .ok()
+                    .and_then(|position| signal.get(position))
+                {
+                    total += f64::from(weight) * f64::from(value);
+                }
+            }
+            total as f32
+        })
+        .collect()
+}
+
+/// What the usual mistakes of a 1D convolution produce, each with the sentence that
+/// names it.
+pub fn mistakes(signal: &[f32], weights: &[f32]) -> Vec<Hypothesis> {
+    let row = |values: Vec<f32>| {
+        Tensor2d::from_vec(1, values.len(), values).expect("one value per output")
+    };
+    let radius = ((weights.len() - 1) / 2) as isize;
+    let with_weights = |change: &dyn Fn(&mut Vec<f32>)| {
+        let mut changed = weights.to_vec();
+        change(&mut changed);
+        row(convolve_1d(signal, &changed))
+    };
+    let with_signal = |change: &dyn Fn(&mut Vec<f32>)| {
+        let mut changed = signal.to_vec();
+        change(&mut changed);
+        row(convolve_1d(&changed, weights))
+    };
+    let last = signal.len() - 1;
+    vec![
+        Hypothesis::new(
+            "cause: the result is the convolution with the filter reversed: tap t must use \
+             weights[t], not weights[filter_length − 1 − t] (this exercise does not flip the \
+             filter)",
+            with_weights(&|weights| weights.reverse()),
+        ),
+        Hypothesis::new(
+            "cause: every output is the sum centred one element too far to the right: the \
+             radius is one too large (it is (filter_length − 1) / 2)",
+            row(convolve_1d_with_radius(signal, weights, radius + 1)),
+        ),
+        Hypothesis::new(
+            "cause: every output is the sum centred one element too far to the left: the \
+             radius is one too small (it is (filter_length − 1) / 2)",
+            row(convolve_1d_with_radius(signal, weights, radius - 1)),
+        ),
+        Hypothesis::new(
+            "cause: the last tap of the filter is never added: the loop over the taps stops \
+             one tap early",
+            with_weights(&|weights| *weights.last_mut().expect("a filter has taps") = 0.0),
+        ),
+        Hypothesis::new(
+            "cause: the first tap of the filter is never added",
+            with_weights(&|weights| weights[0] = 0.0),
+        ),
+        Hypothesis::new(
+            "cause: the first element of the signal is never used: the edge test skips \
+             position 0 (`> 0` where `>= 0` belongs?)",
+            with_signal(&|signal| signal[0] = 0.0),
+        ),
+        Hypothesis::new(
+            "cause: the last element of the signal is never used: the edge test stops one \
+             position early",
+            with_signal(&|signal| signal[last] = 0.0),
+        ),
+    ]
 }
 
 /// `radius` zeros, the signal, `radius` zeros.
@@ -160,11 +238,11 @@ fn results(
             &data,
             grid,
             |outputs| {
-                compare(
-                    &row_of(&to_floats(&outputs[0]), length),
-                    &row_of(&expected, length),
-                    TOLERANCE,
-                )
+                let actual = row_of(&to_floats(&outputs[0]), length);
+                let verdict = compare(&actual, &row_of(&expected, length), TOLERANCE);
+                explain(verdict, &actual, TOLERANCE, || {
+                    mistakes(signal.as_slice(), weights.as_slice())
+                })
             },
             no_failure_yet(&part),
         );

@@ -8,11 +8,14 @@ use galaxy::{ShapeError, Tensor2d, Tolerance};
 
 use crate::analysis::StaticRules;
 use crate::checkers::common::{
-    KernelUnderTest, context, no_failure_yet, run_case, static_part, tensor_of,
+    KernelUnderTest, context, no_failure_yet, run_case, static_part, tensor_of, with_cause,
 };
-use crate::checkers::every_level::{GraphCase, expect_error, graph_level_part, run_cpu_level};
+use crate::checkers::every_level::{
+    GraphCase, expect_error, expect_shape, graph_level_part, run_cpu_level_explained,
+};
+use crate::checkers::hypotheses::{Hypothesis, changed, explain};
 use crate::kernel_run::{BufferData, to_floats};
-use crate::report::{PartReport, compare};
+use crate::report::{PartReport, Verdict, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::step_graph::Step;
 use crate::submission::{Submission, Variant};
@@ -103,10 +106,78 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
         .wgsl
         .as_deref()
         .expect("convolution has a WGSL part");
-    vec![
+    let mut parts = vec![
         cpu_level(code),
         gpu_level(wgsl),
         graph_level_part(wgsl, &BINDINGS, &graph_cases(code)),
+    ];
+    for part in &mut parts {
+        explain_non_square_failures(part);
+    }
+    parts
+}
+
+/// Where every case with square weights passes and only cases with non-square weights
+/// fail, says so on the failures: the rows and columns of the weights are mixed up. The
+/// first cases of every level are [`CASES`], in order.
+fn explain_non_square_failures(part: &mut PartReport) {
+    let cases = part.cases.iter_mut().zip(CASES);
+    let (square, non_square): (Vec<_>, Vec<_>) = cases
+        .partition(|(_, (_, _, weights_rows, weights_columns))| weights_rows == weights_columns);
+    let square_passed = square.iter().all(|(case, _)| case.verdict.passed());
+    let non_square_failed = non_square.iter().any(|(case, _)| !case.verdict.passed());
+    if !(square_passed && non_square_failed) {
+        return;
+    }
+    for (case, _) in non_square {
+        if !case.verdict.passed() {
+            let verdict = std::mem::replace(&mut case.verdict, Verdict::Pass(String::new()));
+            case.verdict = with_cause(
+                verdict,
+                "cause: every case with square weights passes, and only cases with non-square \
+                 weights fail: the rows and the columns of the weights are mixed up somewhere \
+                 (their order in the uniform, the stride of a row of weights, or the loop \
+                 bounds)",
+            );
+        }
+    }
+}
+
+/// What the usual mistakes of a 2D convolution produce, each with the sentence that
+/// names it.
+fn mistakes(input: &Tensor2d, weights: &Tensor2d) -> Vec<Hypothesis> {
+    let flipped = changed(weights, |values| values.reverse());
+    // The input read as a flat array whose rows are `output_columns` long.
+    let (rows, columns) = (
+        input.rows() - weights.rows() + 1,
+        input.columns() - weights.columns() + 1,
+    );
+    let flat = input.as_slice();
+    let mut short_rows = Tensor2d::zeros(rows, columns);
+    for row in 0..rows {
+        for column in 0..columns {
+            let mut total = 0.0_f64;
+            for i in 0..weights.rows() {
+                for j in 0..weights.columns() {
+                    let value = flat.get((row + i) * columns + column + j).copied();
+                    total += f64::from(value.unwrap_or(f32::NAN)) * f64::from(weights.get(i, j));
+                }
+            }
+            short_rows.set(row, column, total as f32);
+        }
+    }
+    vec![
+        Hypothesis::new(
+            "cause: the result is the convolution with the weights flipped in both directions \
+             (weights[rows − 1 − i][columns − 1 − j]): this exercise, like deep-learning \
+             libraries, does not flip them",
+            reference(input, &flipped),
+        ),
+        Hypothesis::new(
+            "cause: the result is what the input gives when its rows are taken to be \
+             output_columns long: a row of the input is input_columns long",
+            short_rows,
+        ),
     ]
 }
 
@@ -130,12 +201,26 @@ fn cpu_level(code: ConvolutionCode) -> PartReport {
     let mut part = PartReport::new("CPU level");
     for (seed, &case) in CASES.iter().enumerate() {
         let (input, weights) = tensors_for(case, seed as u64);
-        let verdict = run_cpu_level(
+        let verdict = run_cpu_level_explained(
             || (code.convolve)(&input, &weights),
             &reference(&input, &weights),
             TOLERANCE,
+            |verdict, result| explain(verdict, result, TOLERANCE, || mistakes(&input, &weights)),
         );
         part.push(describe(case), verdict);
+    }
+    for &case in &CASES {
+        let (rows, columns, weights_rows, weights_columns) = case;
+        part.push(
+            format!("output shape of {}", describe(case)),
+            expect_shape(
+                "convolution_output_shape",
+                || (code.output_shape)((rows, columns), (weights_rows, weights_columns)),
+                (rows - weights_rows + 1, columns - weights_columns + 1),
+                "the weights fit at every position from 0 to input − weights, so there are \
+                 input − weights + 1 of them along each axis",
+            ),
+        );
     }
     for &case in &BAD_WEIGHTS {
         let (input, weights) = (
@@ -190,11 +275,9 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
             &data,
             grid,
             |outputs| {
-                compare(
-                    &tensor_of(&to_floats(&outputs[0]), output_rows, output_columns),
-                    &expected,
-                    TOLERANCE,
-                )
+                let actual = tensor_of(&to_floats(&outputs[0]), output_rows, output_columns);
+                let verdict = compare(&actual, &expected, TOLERANCE);
+                explain(verdict, &actual, TOLERANCE, || mistakes(&input, &weights))
             },
             no_failure_yet(&part),
         );

@@ -8,6 +8,7 @@ use std::path::Path;
 use galaxy::{ShapeError, Tensor2d, Tolerance};
 
 use crate::checkers::common::{KernelUnderTest, context};
+use crate::kernel_run::POISON_BITS;
 use crate::report::{PartReport, Verdict, catching_panics, compare};
 use crate::shader::BindingSpec;
 use crate::step_graph::{LinearStep, ReluStep, Step, StepGraph, StepGraphError};
@@ -22,8 +23,26 @@ pub fn run_cpu_level(
     expected: &Tensor2d,
     tolerance: Tolerance,
 ) -> Verdict {
+    run_cpu_level_explained(work, expected, tolerance, |verdict, _| verdict)
+}
+
+/// As [`run_cpu_level`], with `explain` given the verdict and the student's result, to
+/// add the cause of a mismatch.
+pub fn run_cpu_level_explained(
+    work: impl FnOnce() -> Result<Tensor2d, ShapeError>,
+    expected: &Tensor2d,
+    tolerance: Tolerance,
+    explain: impl FnOnce(Verdict, &Tensor2d) -> Verdict,
+) -> Verdict {
     match catching_panics(work) {
-        Ok(Ok(result)) => compare(&result, expected, tolerance),
+        Ok(Ok(result)) if result.shape() != expected.shape() => Verdict::Error(format!(
+            "the result is {}×{}, but should be {}×{}",
+            result.rows(),
+            result.columns(),
+            expected.rows(),
+            expected.columns()
+        )),
+        Ok(Ok(result)) => explain(compare(&result, expected, tolerance), &result),
         Ok(Err(error)) => Verdict::Error(format!("returned an error for a valid input: {error}")),
         Err(panicked) => panicked,
     }
@@ -41,6 +60,27 @@ pub fn expect_error<T: std::fmt::Debug>(
             "{function} must return a ShapeError for this input, but returned {}",
             describe(&result)
         )),
+        Err(panicked) => panicked,
+    }
+}
+
+/// Calls the student's shape function on a valid input: it must return `expected`, and
+/// `rule` says, for a person, how the shape follows from the input's.
+pub fn expect_shape(
+    function: &str,
+    work: impl FnOnce() -> Result<(usize, usize), ShapeError>,
+    expected: (usize, usize),
+    rule: &str,
+) -> Verdict {
+    match catching_panics(work) {
+        Ok(Ok(shape)) if shape == expected => {
+            Verdict::Pass(format!("{}×{}", expected.0, expected.1))
+        }
+        Ok(Ok(shape)) => Verdict::Unmet(format!(
+            "{function} returned {}×{}, but the result is {}×{}: {rule}",
+            shape.0, shape.1, expected.0, expected.1
+        )),
+        Ok(Err(error)) => Verdict::Error(format!("returned an error for a valid input: {error}")),
         Err(panicked) => panicked,
     }
 }
@@ -158,7 +198,7 @@ fn run_graph(
     };
     let outcome = built.and_then(|graph| {
         let prepared = graph.prepare(context)?;
-        prepared.poison(f32::NAN);
+        prepared.poison(f32::from_bits(POISON_BITS));
         prepared.run_reading_every_step(input)
     });
     let results = match outcome {

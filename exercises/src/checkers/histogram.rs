@@ -8,7 +8,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::analysis::StaticRules;
 use crate::checkers::common::{
-    KernelUnderTest, load_or_fail, no_failure_yet, run_case, static_part, workgroup_memory_part,
+    KernelUnderTest, load_or_fail, no_failure_yet, run_case, static_part, with_cause,
+    workgroup_memory_part,
 };
 use crate::kernel_run::{BufferData, to_words, workgroups_for};
 use crate::report::{PartReport, compare_counts};
@@ -147,7 +148,11 @@ fn check(submission: &Submission, workgroup_version: bool) -> Vec<PartReport> {
             grid,
             |outputs| {
                 let bins = to_words(&outputs[0]);
-                compare_counts(&bins[..case.bin_count as usize], &expected)
+                let bins = &bins[..case.bin_count as usize];
+                match counting_cause(bins, &expected) {
+                    Some(cause) => with_cause(compare_counts(bins, &expected), &cause),
+                    None => compare_counts(bins, &expected),
+                }
             },
             no_failure_yet(&part),
         );
@@ -163,9 +168,64 @@ fn check(submission: &Submission, workgroup_version: bool) -> Vec<PartReport> {
     parts
 }
 
+/// What the wrong counts say about the mistake: how many values went missing or were
+/// counted too often, and whether only the last bin is wrong. `None` when the counts are
+/// right.
+pub fn counting_cause(bins: &[u32], expected: &[u32]) -> Option<String> {
+    if bins == expected {
+        return None;
+    }
+    let total = |counts: &[u32]| counts.iter().map(|&count| u64::from(count)).sum::<u64>();
+    let (counted, values) = (total(bins), total(expected));
+    let last = expected.len() - 1;
+    let only_last_bin_wrong =
+        expected.len() > 1 && bins[last] != expected[last] && bins[..last] == expected[..last];
+    let mut cause = if counted < values {
+        format!(
+            "cause: the bins hold {counted} counts for {values} values: {} value(s) were never \
+             counted (lost updates, or values skipped)",
+            values - counted
+        )
+    } else if counted > values {
+        format!(
+            "cause: the bins hold {counted} counts for {values} values: {} count(s) too many \
+             (a value counted twice, or an invocation past the last value counting)",
+            counted - values
+        )
+    } else {
+        format!(
+            "cause: the bins hold one count per value ({values}), but in the wrong bins: the \
+             bin is not the value itself"
+        )
+    };
+    if only_last_bin_wrong {
+        cause.push_str(&format!(
+            "; only the last bin, bin {last}, is wrong: an off-by-one at the top of the range of \
+             bins?"
+        ));
+    }
+    Some(cause)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrong_counts_are_explained() {
+        assert_eq!(counting_cause(&[1, 2], &[1, 2]), None);
+        let lost = counting_cause(&[1, 1, 0], &[1, 2, 0]).unwrap();
+        assert!(
+            lost.contains("hold 2 counts for 3 values: 1 value(s) were never"),
+            "{lost}"
+        );
+        let extra = counting_cause(&[3, 2], &[1, 2]).unwrap();
+        assert!(extra.contains("2 count(s) too many"), "{extra}");
+        let moved = counting_cause(&[2, 1], &[1, 2]).unwrap();
+        assert!(moved.contains("in the wrong bins"), "{moved}");
+        let top = counting_cause(&[4, 5, 0], &[4, 5, 6]).unwrap();
+        assert!(top.contains("only the last bin, bin 2, is wrong"), "{top}");
+    }
 
     #[test]
     fn every_case_stays_inside_its_bins_and_counts_every_value() {

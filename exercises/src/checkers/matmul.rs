@@ -1,14 +1,15 @@
 //! Hand-in: matrix multiplication. Any correct kernel passes; its speed is reported for
 //! interest and never graded.
 
-use galaxy::gpu::GpuContext;
 use galaxy::Tensor2d;
+use galaxy::gpu::GpuContext;
 
 use crate::analysis::StaticRules;
 use crate::checkers::common::{
-    KernelUnderTest, PRODUCT_CASES, PRODUCT_TOLERANCE, load_or_fail, matrix_product, no_failure_yet,
-    run_case, static_part, tensor_of,
+    KernelUnderTest, PRODUCT_CASES, PRODUCT_TOLERANCE, load_or_fail, matrix_product,
+    no_failure_yet, run_case, static_part, tensor_of,
 };
+use crate::checkers::hypotheses::{Hypothesis, explain};
 use crate::kernel_run::{BufferData, PreparedKernel, to_floats};
 use crate::report::{PartReport, Verdict, compare};
 use crate::shader::{BindingSpec, Element};
@@ -53,11 +54,9 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
             &buffers(&a, &b),
             grid,
             |outputs| {
-                compare(
-                    &tensor_of(&to_floats(&outputs[0]), rows, columns),
-                    &expected,
-                    PRODUCT_TOLERANCE,
-                )
+                let actual = tensor_of(&to_floats(&outputs[0]), rows, columns);
+                let verdict = compare(&actual, &expected, PRODUCT_TOLERANCE);
+                explain(verdict, &actual, PRODUCT_TOLERANCE, || mistakes(&a, &b))
             },
             no_failure_yet(&part),
         );
@@ -77,6 +76,40 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
         );
     }
     vec![part, static_part(&kernel, &StaticRules::default())]
+}
+
+/// What a tiled kernel that drops the last, partial tile of the inner dimension writes,
+/// for the usual tile sizes (several sizes can drop the same terms, so the message names
+/// the terms, not the size).
+fn mistakes(a: &Tensor2d, b: &Tensor2d) -> Vec<Hypothesis> {
+    let inner = a.columns();
+    let mut kept_lengths: Vec<usize> = [64, 32, 16, 8, 4]
+        .into_iter()
+        .map(|tile| inner / tile * tile)
+        .filter(|&kept| kept != inner)
+        .collect();
+    kept_lengths.dedup();
+    kept_lengths
+        .into_iter()
+        .map(|kept| {
+            let mut a_kept = a.clone();
+            for row in 0..a.rows() {
+                for k in kept..inner {
+                    a_kept.set(row, k, 0.0);
+                }
+            }
+            Hypothesis::new(
+                format!(
+                    "cause: the result is the product without the last {} of its {inner} terms \
+                     (k = {kept} … {}): the last, partial tile of the inner dimension is \
+                     dropped; round the number of tiles up",
+                    inner - kept,
+                    inner - 1
+                ),
+                matrix_product(&a_kept, b),
+            )
+        })
+        .collect()
 }
 
 /// GFLOP/s of one `TIMED_SIZE³` product, dispatch and wait included.

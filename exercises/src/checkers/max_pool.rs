@@ -9,11 +9,13 @@ use galaxy::{ShapeError, Tensor2d, Tolerance};
 
 use crate::analysis::StaticRules;
 use crate::checkers::common::{
-    KernelUnderTest, context, no_failure_yet, run_case, static_part, tensor_of,
+    KernelUnderTest, context, no_failure_yet, run_case, static_part, tensor_of, with_cause,
 };
-use crate::checkers::every_level::{GraphCase, expect_error, graph_level_part, run_cpu_level};
+use crate::checkers::every_level::{
+    GraphCase, expect_error, expect_shape, graph_level_part, run_cpu_level_explained,
+};
 use crate::kernel_run::{BufferData, to_floats};
-use crate::report::{PartReport, compare};
+use crate::report::{PartReport, Verdict, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::step_graph::Step;
 use crate::submission::{Submission, Variant};
@@ -148,12 +150,25 @@ fn level_cases() -> Vec<(String, Tensor2d, usize)> {
 fn cpu_level(code: MaxPoolCode) -> PartReport {
     let mut part = PartReport::new("CPU level");
     for (description, input, window) in level_cases() {
-        let verdict = run_cpu_level(
+        let verdict = run_cpu_level_explained(
             || (code.max_pool)(&input, window),
             &reference(&input, window),
             EXACT,
+            |verdict, result| explain_windows(verdict, result, &input, window),
         );
         part.push(description, verdict);
+    }
+    for &(rows, columns, window) in &CASES {
+        part.push(
+            format!("output shape of {rows}×{columns}, window {window}"),
+            expect_shape(
+                "max_pool_output_shape",
+                || (code.output_shape)((rows, columns), window),
+                (rows / window, columns / window),
+                "the windows do not overlap, and the rows and columns left over at the edges, \
+                 too few for a whole window, are dropped",
+            ),
+        );
     }
     for &(rows, columns, window) in &BAD_WINDOWS {
         let input = Tensor2d::zeros(rows, columns);
@@ -203,11 +218,8 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
             &data,
             grid,
             |outputs| {
-                compare(
-                    &tensor_of(&to_floats(&outputs[0]), output_rows, output_columns),
-                    &expected,
-                    EXACT,
-                )
+                let actual = tensor_of(&to_floats(&outputs[0]), output_rows, output_columns);
+                explain_windows(compare(&actual, &expected, EXACT), &actual, &input, window)
             },
             no_failure_yet(&part),
         );
@@ -217,6 +229,60 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
     part.cases
         .extend(static_part(&kernel, &StaticRules::default()).cases);
     part
+}
+
+/// `verdict`, with what the wrong elements of `actual` say about the mistake when it is
+/// a mismatch: a 0 for a window of negative values (a search started from 0), a value
+/// that is not in its window at all (the window read at the wrong place), or a value of
+/// the window that is not its largest (part of the window never looked at).
+fn explain_windows(
+    verdict: Verdict,
+    actual: &Tensor2d,
+    input: &Tensor2d,
+    window: usize,
+) -> Verdict {
+    if !matches!(verdict, Verdict::Mismatch(_)) {
+        return verdict;
+    }
+    let expected = reference(input, window);
+    let (mut zero_for_negative, mut outside, mut smaller) = (false, false, false);
+    for row in 0..expected.rows() {
+        for column in 0..expected.columns() {
+            let value = actual.get(row, column);
+            if value == expected.get(row, column) || value.is_nan() {
+                continue;
+            }
+            let values: Vec<f32> = (0..window * window)
+                .map(|offset| {
+                    input.get(
+                        row * window + offset / window,
+                        column * window + offset % window,
+                    )
+                })
+                .collect();
+            if value == 0.0 && values.iter().all(|&element| element < 0.0) {
+                zero_for_negative = true;
+            } else if values.contains(&value) {
+                smaller = true;
+            } else {
+                outside = true;
+            }
+        }
+    }
+    let cause = if zero_for_negative {
+        "cause: 0 for a window whose values are all negative: the search for the largest value \
+         must start from a value of the window (its first element), not from 0"
+    } else if outside {
+        "cause: some results are not a value of their window at all: the window is read at the \
+         wrong place (it starts at row · window, column · window of the input, and a row of the \
+         input is input_columns long)"
+    } else if smaller {
+        "cause: every wrong result is a value of its window, but not the largest: some elements \
+         of each window are never looked at (check the bounds of the loops over the window)"
+    } else {
+        return verdict;
+    };
+    with_cause(verdict, cause)
 }
 
 /// The student's max pooling as a step of the graph.

@@ -7,6 +7,7 @@ pub mod convolution;
 pub mod every_level;
 pub mod graph_runs;
 pub mod histogram;
+pub mod hypotheses;
 pub mod linear_tiled;
 pub mod matmul;
 pub mod max_pool;

@@ -5,6 +5,7 @@ use galaxy::{Tensor2d, Tolerance};
 
 use crate::analysis::StaticRules;
 use crate::checkers::common::{load_or_fail, no_failure_yet, row_of, run_case, static_part};
+use crate::checkers::hypotheses::{Hypothesis, explain};
 use crate::kernel_run::{BufferData, to_floats, workgroups_for};
 use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
@@ -58,15 +59,40 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
             &data,
             grid,
             |outputs| {
-                compare(
-                    &row_of(&to_floats(&outputs[0]), length),
-                    &row_of(&expected, length),
-                    TOLERANCE,
-                )
+                let actual = row_of(&to_floats(&outputs[0]), length);
+                let verdict = compare(&actual, &row_of(&expected, length), TOLERANCE);
+                explain(verdict, &actual, TOLERANCE, || mistakes(&a, &b))
             },
             no_failure_yet(&part),
         );
         part.push(format!("length {length}"), verdict);
     }
     vec![part, static_part(&kernel, &StaticRules::default())]
+}
+
+/// What a kernel that reads the wrong input, or combines them the wrong way, writes.
+fn mistakes(a: &Tensor2d, b: &Tensor2d) -> Vec<Hypothesis> {
+    let combined = |combine: fn(f32, f32) -> f32, left: &Tensor2d, right: &Tensor2d| {
+        let values = left
+            .as_slice()
+            .iter()
+            .zip(right.as_slice())
+            .map(|(&left, &right)| combine(left, right))
+            .collect();
+        Tensor2d::from_vec(1, left.len(), values).expect("one value per element")
+    };
+    vec![
+        Hypothesis::new(
+            "cause: the result is a + a: the kernel never reads b",
+            combined(|x, y| x + y, a, a),
+        ),
+        Hypothesis::new(
+            "cause: the result is b + b: the kernel never reads a",
+            combined(|x, y| x + y, b, b),
+        ),
+        Hypothesis::new(
+            "cause: the result is a − b: subtracted instead of added",
+            combined(|x, y| x - y, a, b),
+        ),
+    ]
 }

@@ -1,0 +1,33 @@
+// mutant: out-of-bounds — the position is computed as an i32 but never tested, so taps before the start (negative, wrapped by u32()) and past the end read outside the signal
+// expect: the kernel reads out of bounds
+// Warm-up: 1D convolution, the naive way. Reference solution.
+//
+//   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
+//
+// Taps outside the signal count as zero, so they are skipped.
+
+struct Dimensions {
+    length: u32,
+    filter_length: u32,
+}
+
+@group(0) @binding(0) var<storage, read> signal: array<f32>;
+@group(0) @binding(1) var<storage, read> weights: array<f32>;
+@group(0) @binding(2) var<storage, read_write> output: array<f32>;
+@group(0) @binding(3) var<uniform> dimensions: Dimensions;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) global: vec3u) {
+    let index = global.x;
+    if (index >= dimensions.length) {
+        return;
+    }
+    let radius = dimensions.filter_length / 2u;
+    var total = 0.0;
+    for (var tap = 0u; tap < dimensions.filter_length; tap = tap + 1u) {
+        // Signed, because the first taps of the first outputs point before the start.
+        let position = i32(index + tap) - i32(radius);
+        total = total + weights[tap] * signal[u32(position)];
+    }
+    output[index] = total;
+}

@@ -1,0 +1,29 @@
+// mutant: out-of-bounds — `tap <= filter_length`: one tap too many, reading past the end of the weights
+// expect: the kernel reads out of bounds
+// Warm-up: 1D convolution over a zero-padded signal. Reference solution.
+//
+// padded_signal[p + radius] = signal[p], with `radius` zeros on both sides, so tap t of
+// output i, which reads signal[i + t − radius], finds it at padded_signal[i + t].
+
+struct Dimensions {
+    length: u32,
+    filter_length: u32,
+}
+
+@group(0) @binding(0) var<storage, read> padded_signal: array<f32>;
+@group(0) @binding(1) var<storage, read> weights: array<f32>;
+@group(0) @binding(2) var<storage, read_write> output: array<f32>;
+@group(0) @binding(3) var<uniform> dimensions: Dimensions;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) global: vec3u) {
+    let index = global.x;
+    if (index >= dimensions.length) {
+        return;
+    }
+    var total = 0.0;
+    for (var tap = 0u; tap <= dimensions.filter_length; tap = tap + 1u) {
+        total = total + weights[tap] * padded_signal[index + tap];
+    }
+    output[index] = total;
+}

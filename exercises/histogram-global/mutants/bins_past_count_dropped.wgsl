@@ -1,0 +1,28 @@
+// mutant: edge — values checked against `bin_count - 1` with `<` (an off-by-one in a defensive test): the last bin never counts
+// expect: only the last bin
+// Warm-up: a histogram with global atomics. Reference solution.
+//
+// atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
+// the same bin at the same moment both count.
+
+struct Dimensions {
+    element_count: u32,
+    bin_count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> bins: array<atomic<u32>>;
+@group(0) @binding(2) var<uniform> dimensions: Dimensions;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) global: vec3u) {
+    let index = global.x;
+    if (index >= dimensions.element_count) {
+        return;
+    }
+    let bin = values[index];
+    // Never count outside the bins.
+    if (bin < dimensions.bin_count - 1u) {
+        atomicAdd(&bins[bin], 1u);
+    }
+}

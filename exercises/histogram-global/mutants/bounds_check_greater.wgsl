@@ -1,0 +1,24 @@
+// mutant: edge — `index > element_count` instead of `>=`: the first invocation past the end counts one value too many
+// expect: the kernel writes out of bounds
+// Warm-up: a histogram with global atomics. Reference solution.
+//
+// atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
+// the same bin at the same moment both count.
+
+struct Dimensions {
+    element_count: u32,
+    bin_count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> bins: array<atomic<u32>>;
+@group(0) @binding(2) var<uniform> dimensions: Dimensions;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) global: vec3u) {
+    let index = global.x;
+    if (index > dimensions.element_count) {
+        return;
+    }
+    atomicAdd(&bins[values[index]], 1u);
+}

@@ -1,0 +1,24 @@
+// mutant: wrong-result — counts the invocation index instead of the value (`atomicAdd(&bins[index], 1u)`)
+// expect: the kernel writes out of bounds
+// Warm-up: a histogram with global atomics. Reference solution.
+//
+// atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
+// the same bin at the same moment both count.
+
+struct Dimensions {
+    element_count: u32,
+    bin_count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> bins: array<atomic<u32>>;
+@group(0) @binding(2) var<uniform> dimensions: Dimensions;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) global: vec3u) {
+    let index = global.x;
+    if (index >= dimensions.element_count) {
+        return;
+    }
+    atomicAdd(&bins[index], 1u);
+}

@@ -1,0 +1,22 @@
+// mutant: edge — `index + 1u >= element_count`: a bounds check one too strict, so the last element is never written
+// expect: 1 never written
+// Warm-up: vector addition, output = a + b, element by element.
+
+struct Dimensions {
+    element_count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> output: array<f32>;
+@group(0) @binding(3) var<uniform> dimensions: Dimensions;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) global: vec3u) {
+    let index = global.x;
+    // "The last index is element_count - 1, so stop before it."
+    if (index + 1u >= dimensions.element_count) {
+        return;
+    }
+    output[index] = a[index] + b[index];
+}
