@@ -118,7 +118,7 @@ pub fn analyse(module: &Module, source: &str, rules: &StaticRules) -> Findings {
     analysis.uniformity_of_function(&context);
     let mut pending = Vec::new();
     analysis.races_in_block(&context, &entry.function.body, &mut pending);
-    analysis.atomic_rules();
+    analysis.atomic_rules(&context);
     analysis.count(&entry.function);
     let mut findings = analysis.findings;
     for list in [
@@ -956,7 +956,7 @@ impl<'a> Analysis<'a> {
 
     // ----- atomics -----
 
-    fn atomic_rules(&mut self) {
+    fn atomic_rules(&mut self, entry: &Context<'a>) {
         let module = self.module;
         let mut functions: Vec<&Function> = module.functions.iter().map(|(_, f)| f).collect();
         functions.extend(module.entry_points.iter().map(|entry| &entry.function));
@@ -1007,60 +1007,68 @@ impl<'a> Analysis<'a> {
             return;
         }
         // A plain store at an index taken from the data, into memory several invocations
-        // share.
+        // share, anywhere the entry point reaches.
         let mut found = Vec::new();
-        for (id, function) in module
-            .functions
-            .iter()
-            .map(|(handle, function)| (FunctionId::Helper(handle), function))
-            .chain(
-                module
-                    .entry_points
-                    .iter()
-                    .map(|entry| (FunctionId::Entry, &entry.function)),
-            )
-        {
-            // Taint as the entry point sees it; helpers with every parameter tainted.
-            let parameters = vec![INVOCATION | DATA; function.arguments.len()];
-            let taint = match id {
-                FunctionId::Entry => {
-                    let parameters = function
-                        .arguments
-                        .iter()
-                        .map(|_| INVOCATION)
-                        .collect::<Vec<_>>();
-                    self.taint(id, function, &parameters)
-                }
-                FunctionId::Helper(_) => self.taint(id, function, &parameters),
-            };
-            for (line, pointer) in self.stores_into(&[function], |_, pointer, function| {
-                global_root(function, pointer).is_some_and(|global| {
-                    let space = module.global_variables[global].space;
-                    space == AddressSpace::WorkGroup
-                        || matches!(space, AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE))
-                })
-            }) {
-                if index_taint(function, pointer, &taint.expressions) & DATA == 0 {
-                    continue;
-                }
-                let global = global_root(function, pointer).expect("filtered above");
-                if self.holds_atomics(module.global_variables[global].ty) {
-                    continue;
-                }
-                let name = module.global_variables[global].name.clone().unwrap_or_default();
-                found.push(Finding {
-                    line,
-                    message: format!(
-                        "line {line}: `{name}` is updated with a plain read and write at an index \
-                         taken from the data ({}): two invocations that count the same value at \
-                         once both read the old count, and one increment is lost. The update is \
-                         not atomic; declare `{name}` with atomic<u32> elements and use atomicAdd.",
-                        self.rules.data_index_bindings.join(", ")
-                    ),
-                });
-            }
-        }
+        let mut visited = HashSet::new();
+        self.data_index_stores(entry, &mut visited, &mut found);
         self.findings.atomics.extend(found);
+    }
+
+    /// The plain stores at an index taken from the data in `context`'s function and the
+    /// functions it calls, with the taint their arguments carry.
+    fn data_index_stores(
+        &mut self,
+        context: &Context<'a>,
+        visited: &mut HashSet<(FunctionId, Vec<u8>)>,
+        found: &mut Vec<Finding>,
+    ) {
+        if !visited.insert((context.id, context.parameters.clone())) {
+            return;
+        }
+        let module = self.module;
+        let function = context.function;
+        let shared = |_: u32, pointer: Handle<Expression>, function: &Function| {
+            global_root(function, pointer).is_some_and(|global| {
+                match module.global_variables[global].space {
+                    AddressSpace::WorkGroup => true,
+                    AddressSpace::Storage { access } => access.contains(naga::StorageAccess::STORE),
+                    _ => false,
+                }
+            })
+        };
+        for (line, pointer) in self.stores_into(&[function], shared) {
+            if index_taint(function, pointer, &context.taint.expressions) & DATA == 0 {
+                continue;
+            }
+            let global = global_root(function, pointer).expect("filtered above");
+            if self.holds_atomics(module.global_variables[global].ty) {
+                continue;
+            }
+            let name = module.global_variables[global]
+                .name
+                .clone()
+                .unwrap_or_default();
+            found.push(Finding {
+                line,
+                message: format!(
+                    "line {line}: `{name}` is updated with a plain read and write at an index \
+                     taken from the data ({}): two invocations that count the same value at \
+                     once both read the old count, and one increment is lost. The update is \
+                     not atomic; declare `{name}` with atomic<u32> elements and use atomicAdd.",
+                    self.rules.data_index_bindings.join(", ")
+                ),
+            });
+        }
+        for (callee, arguments) in every_call(&function.body) {
+            let parameters: Vec<u8> = arguments
+                .iter()
+                .map(|argument| context.taint.expressions[argument.index()])
+                .collect();
+            let id = FunctionId::Helper(callee);
+            let callee_context =
+                self.context(id, &module.functions[callee], parameters, Vec::new());
+            self.data_index_stores(&callee_context, visited, found);
+        }
     }
 
     /// (line, pointer) of every `Store` in `functions` whose pointer `wanted` accepts.
@@ -1339,6 +1347,38 @@ fn loop_exit_taint(block: &Block, taints: &[u8]) -> u8 {
     taint
 }
 
+/// Every call in a block, at any depth: the function and the arguments.
+fn every_call(block: &Block) -> Vec<(Handle<Function>, Vec<Handle<Expression>>)> {
+    let mut calls = Vec::new();
+    for statement in block.iter() {
+        match statement {
+            Statement::Call {
+                function,
+                arguments,
+                ..
+            } => calls.push((*function, arguments.clone())),
+            Statement::Block(inner) => calls.extend(every_call(inner)),
+            Statement::If { accept, reject, .. } => {
+                calls.extend(every_call(accept));
+                calls.extend(every_call(reject));
+            }
+            Statement::Switch { cases, .. } => {
+                for case in cases {
+                    calls.extend(every_call(&case.body));
+                }
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                calls.extend(every_call(body));
+                calls.extend(every_call(continuing));
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
 /// For every call with a result: the function and the arguments.
 fn calls_by_result(
     block: &Block,
@@ -1379,4 +1419,163 @@ fn calls_by_result(
     }
     walk(block, &mut calls);
     calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULES: StaticRules = StaticRules {
+        atomic_bindings: &["bins"],
+        data_index_bindings: &["values"],
+    };
+
+    fn findings(body: &str) -> Findings {
+        let source = format!(
+            "@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> bins: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> plain: array<u32>;
+var<workgroup> partial: array<f32, 64>;
+var<workgroup> counts: array<u32, 64>;
+fn tree(local: u32) {{
+    for (var stride = 32u; stride > 0u; stride = stride / 2u) {{
+        if (local < stride) {{
+            partial[local] = partial[local] + partial[local + stride];
+        }}
+        workgroupBarrier();
+    }}
+}}
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) local: u32,
+        @builtin(workgroup_id) workgroup: vec3u) {{
+{body}
+}}"
+        );
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|error| {
+            panic!("{}", error.emit_to_string(&source));
+        });
+        analyse(&module, &source, &RULES)
+    }
+
+    /// The line of `main`'s body on which a test's body starts.
+    const BODY: u32 = 17;
+
+    #[test]
+    fn a_correct_tree_reduction_has_no_finding() {
+        let found = findings(
+            "    partial[local] = f32(local);
+    workgroupBarrier();
+    tree(local);
+    let total = partial[0];
+    workgroupBarrier();
+    partial[local] = total;",
+        );
+        assert!(found.barriers.is_empty(), "{:?}", found.barriers);
+        assert!(found.races.is_empty(), "{:?}", found.races);
+        assert_eq!(found.barrier_count, 3);
+    }
+
+    #[test]
+    fn a_return_that_depends_on_the_invocation_before_a_barrier_is_named() {
+        let found = findings(
+            "    if (local >= 60u) {
+        return;
+    }
+    workgroupBarrier();",
+        );
+        assert_eq!(found.barriers.len(), 1, "{:?}", found.barriers);
+        let message = &found.barriers[0].message;
+        assert!(
+            message.starts_with(&format!("line {}:", BODY + 3)),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("`return` at line {}", BODY + 1)),
+            "{message}"
+        );
+        assert!(
+            message.contains("depends on the invocation's id"),
+            "{message}"
+        );
+        assert!(message.contains("non-uniform control flow"), "{message}");
+    }
+
+    #[test]
+    fn a_return_that_is_the_same_for_the_whole_workgroup_is_fine() {
+        let found = findings(
+            "    if (workgroup.x >= 4u) {
+        return;
+    }
+    workgroupBarrier();",
+        );
+        assert!(found.barriers.is_empty(), "{:?}", found.barriers);
+    }
+
+    #[test]
+    fn a_barrier_in_a_branch_or_a_loop_of_varying_length_is_named() {
+        let found = findings(
+            "    let half = local / 2u;
+    if (half < 16u) {
+        workgroupBarrier();
+    }
+    for (var i = local; i < 64u; i = i + 8u) {
+        tree(i);
+    }",
+        );
+        assert_eq!(found.barriers.len(), 2, "{:?}", found.barriers);
+        assert!(found.barriers[0].message.contains("inside an `if`"));
+        assert!(found.barriers[1].message.contains("the call of `tree`"));
+        assert!(found.barriers[1].message.contains("inside the loop"));
+    }
+
+    #[test]
+    fn a_missing_barrier_is_a_race_in_either_direction() {
+        // Read after write: the tree reads partial before the others have written it.
+        let found = findings(
+            "    partial[local] = f32(local);
+    tree(local);",
+        );
+        assert!(
+            found
+                .races
+                .iter()
+                .any(|race| race.message.contains("is read here")),
+            "{:?}",
+            found.races
+        );
+        // Write after read, in the next iteration of a loop.
+        let found = findings(
+            "    var total = 0.0;
+    for (var step = 0u; step < 4u; step = step + 1u) {
+        partial[local] = f32(step);
+        workgroupBarrier();
+        total = total + partial[63u - local];
+    }",
+        );
+        assert_eq!(found.races.len(), 1, "{:?}", found.races);
+        let message = &found.races[0].message;
+        assert!(
+            message.contains("is written here, in the next iteration"),
+            "{message}"
+        );
+        assert!(message.contains("race"), "{message}");
+    }
+
+    #[test]
+    fn shared_counters_must_be_atomic_and_added_to() {
+        let found = findings(
+            "    atomicStore(&bins[local], 1u);
+    counts[values[local]] = counts[values[local]] + 1u;
+    plain[local] = 0u;",
+        );
+        let messages: Vec<&str> = found.atomics.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].contains("atomicStore replaces the value in `bins`"));
+        assert!(messages[1].contains("`counts` is updated with a plain read and write"));
+        assert!(
+            messages
+                .iter()
+                .all(|message| message.contains("not atomic"))
+        );
+    }
 }
