@@ -6,6 +6,7 @@ mod common;
 use common::assert_close;
 use galaxy::compiler::{fuse, rewrite_in_place};
 use galaxy::cpu::{linear_into, relu_in_place, softmax};
+use galaxy::graph::dot::to_dot;
 use galaxy::graph::{
     ChainBuilder, Graph, GraphBuilder, GraphError, Operator, TensorId, Workload, random_mlp,
 };
@@ -515,6 +516,27 @@ fn fusion_removes_nodes_and_keeps_the_result() {
             .unwrap();
         assert_close(&actual, &expected, Tolerance::new(1e-6, 1e-7), "fused");
     }
+}
+
+#[test]
+fn the_fused_graph_draws_fewer_nodes() {
+    // The node lines of a DOT text: `  n3 [label=…]`, not the arrows `  n3 -> n4`.
+    fn node_lines(dot: &str) -> usize {
+        dot.lines()
+            .filter(|line| line.starts_with("  n") && !line.starts_with("  node "))
+            .filter(|line| !line.contains(" -> "))
+            .count()
+    }
+    let workload = random_mlp(8, 6, 4).unwrap();
+    let fused = fuse(&workload.graph).unwrap();
+    let unfused_dot = to_dot(&workload.graph);
+    let fused_dot = to_dot(&fused);
+    assert!(node_lines(&fused_dot) < node_lines(&unfused_dot), "{fused_dot}");
+    assert!(
+        fused_dot.contains(": linear_relu_softmax\\n8×8\""),
+        "{fused_dot}"
+    );
+    assert!(!fused_dot.contains(": softmax\\n"), "{fused_dot}");
 }
 
 #[test]

@@ -23,7 +23,7 @@ mod exercise;
 // The figure CSV format and the `--only` patterns are defined once, in the crate; xtask
 // compiles those two std-only files rather than depending on `galaxy`, which would build
 // wgpu just to read a CSV file.
-#[path = "../../code/src/bench/figure.rs"]
+#[path = "../../code/src/figure.rs"]
 #[allow(dead_code)]
 mod figure;
 mod figure_axes;

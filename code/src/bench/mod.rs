@@ -1,6 +1,7 @@
 //! Measurement helpers shared by the criterion benches and the figure sweeps.
 //!
-//! - [`figure`]: the data behind one figure (named series of points) and its CSV form.
+//! - [`figure`]: the data behind one figure (named series of points) and its CSV form; a
+//!   module of the crate's root, since the memory sweeps write figures too.
 //! - [`glob`]: choosing figures by name with `*` and `?`.
 //! - [`hardware`]: the line naming the CPU and GPU that every figure and report carries.
 //! - [`sweeps`]: the measurements behind the figures (`sweep` binary, `cargo xtask figures`).
@@ -13,7 +14,6 @@
 
 pub mod compile_time;
 pub mod copy_bandwidth;
-pub mod figure;
 pub mod glob;
 pub mod gpu_peak;
 pub mod hardware;
@@ -22,5 +22,6 @@ pub mod repeats;
 pub mod report;
 pub mod sweeps;
 
+pub use crate::figure;
 pub use figure::{Axis, Figure, FigureError, Point, Series, Spread};
 pub use hardware::hardware_description;

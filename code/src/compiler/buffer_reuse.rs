@@ -5,8 +5,7 @@
 //! layers, only two activations are live at once, so a network of any depth needs two
 //! buffers instead of one per layer.
 
-use crate::graph::{Operator, ValidGraph};
-use crate::runner::BufferPlan;
+use crate::graph::{BufferPlan, Operator, ValidGraph};
 
 /// A buffer plan with shared buffers, and what sharing saved.
 #[derive(Debug, Clone, PartialEq, Eq)]

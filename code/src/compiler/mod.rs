@@ -10,18 +10,20 @@
 //! [`preprocessor`] specialises a shader template with `#define` and `#ifdef`
 //! ([`specialised_linear`] and [`register_blocked_linear`] use it; [`linear_strategy`]
 //! chooses among the linear kernels).
+//!
+//! Those last four are files of [`crate::gpu`] (`code/src/gpu/`): immediate mode runs the
+//! same kernels, and a module never imports one the book teaches later, so they live in
+//! the lower module and appear here under the compiler's name.
 
 pub mod buffer_reuse;
 pub mod fusion;
 pub mod in_place;
-pub mod linear_strategy;
 pub mod opcode;
-pub mod preprocessor;
-pub mod register_blocked_linear;
-pub mod specialised_linear;
 
+pub use crate::gpu::{linear_strategy, preprocessor, register_blocked_linear, specialised_linear};
+
+pub use crate::gpu::linear_strategy::{LinearSelection, LinearStrategy, LinearStrategyError};
+pub use crate::gpu::register_blocked_linear::RegisterBlockedConfig;
 pub use buffer_reuse::{BufferReuse, reuse_buffers};
 pub use fusion::fuse;
 pub use in_place::rewrite_in_place;
-pub use linear_strategy::{LinearSelection, LinearStrategy, LinearStrategyError};
-pub use register_blocked_linear::RegisterBlockedConfig;

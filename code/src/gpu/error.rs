@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use crate::compiler::linear_strategy::LinearStrategyError;
+use crate::gpu::linear_strategy::LinearStrategyError;
 use crate::tensor::ShapeError;
 
 /// Everything that can go wrong on the GPU side.

@@ -16,11 +16,11 @@
 
 use thiserror::Error;
 
-use crate::compiler::preprocessor::PreprocessorError;
-use crate::compiler::register_blocked_linear::{
+use crate::gpu::preprocessor::PreprocessorError;
+use crate::gpu::register_blocked_linear::{
     ConfigurationError, KernelLimits, RegisterBlockedConfig,
 };
-use crate::compiler::specialised_linear::specialised_linear_source;
+use crate::gpu::specialised_linear::specialised_linear_source;
 use crate::gpu::record::{BoundDispatch, LinearTiles, bind_linear_with_tiles};
 use crate::gpu::shader::{ShaderChecks, compile_wgsl_with_checks};
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Kernel, PipelineCache};

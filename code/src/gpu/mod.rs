@@ -3,14 +3,25 @@
 //! Read the files in this order: `context` (getting a device), `tensor` (moving data),
 //! `kernel` and `shader` (WGSL to pipelines), `pipeline_cache`, `dispatch` (sizing the
 //! grid), `record` (putting it all into a command encoder).
+//!
+//! Four more files hold the faster linear kernels and the chooser among them, which the
+//! graph-compiler chapter teaches: `preprocessor` (a `#define` preprocessor for shader
+//! text), `specialised_linear` and `register_blocked_linear` (the templates it specialises)
+//! and `linear_strategy` (which kernel a layer runs). They live here rather than in
+//! [`crate::compiler`] because immediate mode runs them too, and a module never imports one
+//! the book teaches later; `compiler` re-exports them under its own name.
 
 pub mod context;
 pub mod dispatch;
 pub mod error;
 pub mod kernel;
+pub mod linear_strategy;
 pub mod pipeline_cache;
+pub mod preprocessor;
 pub mod record;
+pub mod register_blocked_linear;
 pub mod shader;
+pub mod specialised_linear;
 pub mod tensor;
 
 pub use context::{
@@ -19,6 +30,8 @@ pub use context::{
 pub use dispatch::WorkgroupGrid;
 pub use error::GpuError;
 pub use kernel::{Kernel, Reduction, ReductionStrategy};
+pub use linear_strategy::{LinearSelection, LinearStrategy, LinearStrategyError};
 pub use pipeline_cache::{PipelineCache, ShaderCompilation};
+pub use register_blocked_linear::RegisterBlockedConfig;
 pub use shader::{ShaderChecks, compile_kernel, compile_wgsl};
 pub use tensor::{GpuTensor, Readback};

@@ -9,7 +9,7 @@
 
 use thiserror::Error;
 
-use crate::compiler::preprocessor::{PreprocessorError, preprocess};
+use crate::gpu::preprocessor::{PreprocessorError, preprocess};
 
 /// The template, baked into the binary like the hand-written shaders.
 pub const REGISTER_BLOCKED_TEMPLATE: &str =

@@ -9,7 +9,7 @@
 
 use thiserror::Error;
 
-use crate::compiler::preprocessor::{PreprocessorError, preprocess};
+use crate::gpu::preprocessor::{PreprocessorError, preprocess};
 use crate::gpu::record::bind_linear_with_tile;
 use crate::gpu::{GpuContext, GpuError, GpuTensor, compile_wgsl};
 

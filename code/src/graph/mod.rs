@@ -8,15 +8,19 @@
 //!
 //! Read the files in this order: this one (the data types), `builder` (writing a graph
 //! the way the network reads), `validate` (what makes a graph well formed), `random_mlp`
-//! (the standard workload the benchmarks run), `dot` (drawing a graph with Graphviz).
+//! (the standard workload the benchmarks run), `dot` (drawing a graph with Graphviz),
+//! `buffer_plan` (which buffer each tensor lives in: the runners follow it, and the
+//! compiler's buffer reuse writes one).
 //!
 //! The compiler passes that rewrite graphs live in [`crate::compiler`].
 
+pub mod buffer_plan;
 pub mod builder;
 pub mod dot;
 pub mod random_mlp;
 pub mod validate;
 
+pub use buffer_plan::BufferPlan;
 pub use builder::{ChainBuilder, GraphBuilder};
 pub use random_mlp::{Workload, random_mlp};
 pub use validate::{GraphError, ValidGraph};

@@ -4,7 +4,7 @@
 //! result back. It is the simplest way to use a GPU and the slowest: the transfers and
 //! the waiting dominate anything small. The graph chapters measure by how much.
 
-use crate::compiler::linear_strategy::LinearSelection;
+use crate::gpu::linear_strategy::LinearSelection;
 use crate::gpu::record::{record_reduction, record_relu, record_relu_in_place, record_softmax};
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, Reduction, ReductionStrategy,
@@ -37,7 +37,7 @@ impl<'context> ImmediateGpu<'context> {
     }
 
     /// Runs linear layers with `selection`: one strategy for every shape, or the one
-    /// [`LinearStrategy::for_shape`](crate::compiler::LinearStrategy::for_shape) picks.
+    /// [`LinearStrategy::for_shape`](crate::gpu::LinearStrategy::for_shape) picks.
     pub fn with_linear(mut self, selection: LinearSelection) -> Self {
         self.linear = selection;
         self

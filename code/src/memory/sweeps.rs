@@ -11,7 +11,7 @@
 
 use std::hint::black_box;
 
-use crate::bench::figure::{Axis, Figure, Point};
+use crate::figure::{Axis, Figure, Point};
 use crate::tensor::Tensor2d;
 
 use crate::memory::access_patterns::{

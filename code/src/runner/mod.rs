@@ -4,14 +4,14 @@
 //! kernels read them) and then *run* many times on new inputs. Everything that can be
 //! done once is done in preparation; a run only computes.
 
-pub mod buffer_plan;
 pub mod cpu;
 pub mod execution;
 pub mod gpu;
 pub mod node_by_node;
 pub mod opcode;
 
-pub use buffer_plan::BufferPlan;
+// The plan lives with the graph, where the compiler's buffer reuse can reach it too.
+pub use crate::graph::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
 pub use execution::{Execution, ExecutionMode};
 pub use gpu::GpuGraphRunner;
