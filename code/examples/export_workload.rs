@@ -57,7 +57,8 @@ fn main() {
 /// The points of the two sweeps: every size at the size sweep's depth, every depth at the
 /// depth sweep's size (the point both share is written once).
 fn sweep_points() -> Vec<(usize, usize)> {
-    let mut points: Vec<(usize, usize)> = SIZES.iter().map(|&size| (size, SIZE_SWEEP_DEPTH)).collect();
+    let mut points: Vec<(usize, usize)> =
+        SIZES.iter().map(|&size| (size, SIZE_SWEEP_DEPTH)).collect();
     for &depth in &DEPTHS {
         if !points.contains(&(DEPTH_SWEEP_SIZE, depth)) {
             points.push((DEPTH_SWEEP_SIZE, depth));
@@ -72,9 +73,14 @@ fn write_workload(path: &Path, workload: &Workload, depth: usize) -> std::io::Re
         .run(&workload.input)
         .map_err(std::io::Error::other)?;
     let layers = workload.layers();
-    assert_eq!(layers.len(), depth, "random_mlp builds one linear node per layer");
+    assert_eq!(
+        layers.len(),
+        depth,
+        "random_mlp builds one linear node per layer"
+    );
     let header_number = |value: usize| {
-        u32::try_from(value).map_err(|_| std::io::Error::other(format!("{value} does not fit in a u32")))
+        u32::try_from(value)
+            .map_err(|_| std::io::Error::other(format!("{value} does not fit in a u32")))
     };
 
     let mut file = BufWriter::new(File::create(path)?);

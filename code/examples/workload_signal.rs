@@ -35,7 +35,11 @@ fn main() {
                 .unwrap_or_else(|_| fail(&format!("`{text}` is not a whole number")))
         })
     };
-    let (size, depth, seed) = (number(0, 256) as usize, number(1, 128) as usize, number(2, SEED));
+    let (size, depth, seed) = (
+        number(0, 256) as usize,
+        number(1, 128) as usize,
+        number(2, SEED),
+    );
     if size == 0 || depth == 0 {
         fail("the size and the depth must be at least 1");
     }
@@ -72,7 +76,9 @@ fn main() {
         .compare(&output, COMPARISON_TOLERANCE)
         .unwrap_or_else(|error| fail(&error.to_string()));
     if !agreement.passed() {
-        fail(&format!("the layer-by-layer run disagrees with the graph runner: {agreement}"));
+        fail(&format!(
+            "the layer-by-layer run disagrees with the graph runner: {agreement}"
+        ));
     }
     let other_output = CpuGraphRunner::prepare(&workload.graph)
         .run(&other_input)
@@ -121,16 +127,18 @@ fn layer_results(layers: &[Layer<'_>], input: &Tensor2d) -> Vec<Tensor2d> {
 /// The same network with the weights before each ReLU divided by √2: gain 1 everywhere.
 fn with_gain_one(layers: &[Layer<'_>]) -> ValidGraph {
     let (rows, columns) = layers[0].weights.shape();
-    let chain = layers.iter().fold(ChainBuilder::input(rows, columns), |chain, layer| {
-        let mut weights = layer.weights.clone();
-        if layer.relu {
-            for weight in weights.as_mut_slice() {
-                *weight *= std::f32::consts::FRAC_1_SQRT_2;
+    let chain = layers
+        .iter()
+        .fold(ChainBuilder::input(rows, columns), |chain, layer| {
+            let mut weights = layer.weights.clone();
+            if layer.relu {
+                for weight in weights.as_mut_slice() {
+                    *weight *= std::f32::consts::FRAC_1_SQRT_2;
+                }
             }
-        }
-        let chain = chain.linear(weights, layer.bias.clone());
-        if layer.relu { chain.relu() } else { chain }
-    });
+            let chain = chain.linear(weights, layer.bias.clone());
+            if layer.relu { chain.relu() } else { chain }
+        });
     chain
         .softmax()
         .output()
@@ -148,7 +156,10 @@ fn extremes(results: &[Tensor2d]) -> ((usize, f64), (usize, f64)) {
     let rms: Vec<(usize, f64)> = results.iter().map(root_mean_square).enumerate().collect();
     let lowest = rms.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1));
     let highest = rms.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-    (lowest.unwrap_or((0, f64::NAN)), highest.unwrap_or((0, f64::NAN)))
+    (
+        lowest.unwrap_or((0, f64::NAN)),
+        highest.unwrap_or((0, f64::NAN)),
+    )
 }
 
 fn report_sensitivity(name: &str, output: &Tensor2d, other_output: &Tensor2d) {
@@ -158,7 +169,11 @@ fn report_sensitivity(name: &str, output: &Tensor2d, other_output: &Tensor2d) {
         .zip(other_output.as_slice())
         .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
         .sum();
-    let norm: f64 = output.as_slice().iter().map(|&a| f64::from(a).powi(2)).sum();
+    let norm: f64 = output
+        .as_slice()
+        .iter()
+        .map(|&a| f64::from(a).powi(2))
+        .sum();
     let comparison = other_output
         .compare(output, COMPARISON_TOLERANCE)
         .unwrap_or_else(|error| fail(&error.to_string()));

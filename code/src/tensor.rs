@@ -214,7 +214,10 @@ impl Tensor2d {
     /// Panics with the row and the shape when `row` is outside the tensor.
     fn check_row(&self, row: usize) {
         if row >= self.rows {
-            panic!("row {row} is outside a {}×{} tensor", self.rows, self.columns);
+            panic!(
+                "row {row} is outside a {}×{} tensor",
+                self.rows, self.columns
+            );
         }
     }
 
@@ -551,13 +554,19 @@ mod tests {
         ] {
             let tensor = Tensor2d::random(3, 4, range.clone(), 5);
             assert_eq!(tensor.shape(), (3, 4));
-            assert!(tensor.as_slice().iter().all(|value| value.is_nan()), "{range:?}");
+            assert!(
+                tensor.as_slice().iter().all(|value| value.is_nan()),
+                "{range:?}"
+            );
         }
     }
 
     #[test]
     fn random_draws_from_every_finite_range() {
-        assert_eq!(Tensor2d::random(2, 2, 0.5..=0.5, 1), Tensor2d::filled(2, 2, 0.5));
+        assert_eq!(
+            Tensor2d::random(2, 2, 0.5..=0.5, 1),
+            Tensor2d::filled(2, 2, 0.5)
+        );
         // Wider than the largest f32: the values are still finite and inside the range.
         let widest = Tensor2d::random(50, 50, f32::MIN..=f32::MAX, 2);
         assert!(widest.as_slice().iter().all(|value| value.is_finite()));
@@ -568,7 +577,10 @@ mod tests {
     #[test]
     fn a_shape_too_large_to_count_is_an_error_in_from_vec() {
         let error = Tensor2d::from_vec(usize::MAX, 2, vec![0.0; 2]).unwrap_err();
-        assert!(matches!(error, ShapeError::LengthMismatch { length: 2, .. }));
+        assert!(matches!(
+            error,
+            ShapeError::LengthMismatch { length: 2, .. }
+        ));
         assert!(error.to_string().contains("needs more than"), "{error}");
     }
 

@@ -291,7 +291,11 @@ fn the_standard_workload_stays_finite_at_depth_128() {
 const MODE_TOLERANCE: Tolerance = Tolerance::new(1e-4, 1e-5);
 
 fn root_mean_square(tensor: &Tensor2d) -> f64 {
-    let sum: f64 = tensor.as_slice().iter().map(|&value| f64::from(value).powi(2)).sum();
+    let sum: f64 = tensor
+        .as_slice()
+        .iter()
+        .map(|&value| f64::from(value).powi(2))
+        .sum();
     (sum / tensor.len() as f64).sqrt()
 }
 
@@ -319,7 +323,8 @@ fn input_sensitivity(workload: &Workload) -> (f64, usize) {
     let mut runner = CpuGraphRunner::prepare(&workload.graph);
     let output = runner.run(&workload.input).unwrap();
     let other_output = runner.run(&other_input).unwrap();
-    let squared = |values: &mut dyn Iterator<Item = f64>| values.map(|value| value * value).sum::<f64>();
+    let squared =
+        |values: &mut dyn Iterator<Item = f64>| values.map(|value| value * value).sum::<f64>();
     let difference = squared(
         &mut output
             .as_slice()
@@ -329,7 +334,10 @@ fn input_sensitivity(workload: &Workload) -> (f64, usize) {
     );
     let norm = squared(&mut output.as_slice().iter().map(|&a| f64::from(a)));
     let comparison = other_output.compare(&output, MODE_TOLERANCE).unwrap();
-    ((difference / norm).sqrt(), comparison.elements_outside_tolerance)
+    (
+        (difference / norm).sqrt(),
+        comparison.elements_outside_tolerance,
+    )
 }
 
 #[test]
@@ -351,8 +359,15 @@ fn activations_keep_their_scale_through_128_layers() {
         }
         // The layers are the network: a softmax of the last result is the runner's output.
         let by_layers = softmax(results.last().unwrap()).unwrap();
-        let output = CpuGraphRunner::prepare(&workload.graph).run(&workload.input).unwrap();
-        assert_close(&by_layers, &output, MODE_TOLERANCE, &format!("size {size}, seed {seed}"));
+        let output = CpuGraphRunner::prepare(&workload.graph)
+            .run(&workload.input)
+            .unwrap();
+        assert_close(
+            &by_layers,
+            &output,
+            MODE_TOLERANCE,
+            &format!("size {size}, seed {seed}"),
+        );
     }
 }
 
@@ -531,7 +546,10 @@ fn the_fused_graph_draws_fewer_nodes() {
     let fused = fuse(&workload.graph).unwrap();
     let unfused_dot = to_dot(&workload.graph);
     let fused_dot = to_dot(&fused);
-    assert!(node_lines(&fused_dot) < node_lines(&unfused_dot), "{fused_dot}");
+    assert!(
+        node_lines(&fused_dot) < node_lines(&unfused_dot),
+        "{fused_dot}"
+    );
     assert!(
         fused_dot.contains(": linear_relu_softmax\\n8×8\""),
         "{fused_dot}"

@@ -31,7 +31,12 @@ fn no_module_imports_a_later_one() {
     let root_names = root_reexports(&std::fs::read_to_string(source.join("lib.rs")).unwrap());
     let mut files = Vec::new();
     collect_rust_files(&source, &mut files);
-    assert!(files.len() > 50, "only {} files found under {}", files.len(), source.display());
+    assert!(
+        files.len() > 50,
+        "only {} files found under {}",
+        files.len(),
+        source.display()
+    );
 
     let mut violations = Vec::new();
     for file in &files {
@@ -72,8 +77,8 @@ fn no_module_imports_a_later_one() {
 
 #[test]
 fn the_layers_are_the_modules_of_lib_rs() {
-    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
-        .unwrap();
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
     let mut declared: Vec<&str> = lib
         .lines()
         .filter_map(|line| line.strip_prefix("pub mod "))
@@ -170,10 +175,13 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
     for (index, line) in code.lines().enumerate() {
         let mut rest = line;
         while let Some(position) = rest.find("crate::") {
-            let preceded_by_identifier = rest[..position]
-                .chars()
-                .next_back()
-                .is_some_and(|character| character.is_alphanumeric() || character == '_' || character == '$');
+            let preceded_by_identifier =
+                rest[..position]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|character| {
+                        character.is_alphanumeric() || character == '_' || character == '$'
+                    });
             let after = &rest[position + "crate::".len()..];
             rest = after;
             if preceded_by_identifier {
@@ -303,8 +311,8 @@ fn raw_string_start(characters: &[char], index: usize) -> Option<usize> {
         'b' if characters.get(index + 1) == Some(&'r') => index + 2,
         _ => return None,
     };
-    let previous_is_identifier = index > 0
-        && (characters[index - 1].is_alphanumeric() || characters[index - 1] == '_');
+    let previous_is_identifier =
+        index > 0 && (characters[index - 1].is_alphanumeric() || characters[index - 1] == '_');
     if previous_is_identifier {
         return None;
     }

@@ -17,12 +17,12 @@
 use thiserror::Error;
 
 use crate::gpu::preprocessor::PreprocessorError;
+use crate::gpu::record::{BoundDispatch, LinearTiles, bind_linear_with_tiles};
 use crate::gpu::register_blocked_linear::{
     ConfigurationError, KernelLimits, RegisterBlockedConfig,
 };
-use crate::gpu::specialised_linear::specialised_linear_source;
-use crate::gpu::record::{BoundDispatch, LinearTiles, bind_linear_with_tiles};
 use crate::gpu::shader::{ShaderChecks, compile_wgsl_with_checks};
+use crate::gpu::specialised_linear::specialised_linear_source;
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Kernel, PipelineCache};
 
 // ANCHOR: linear_strategy

@@ -110,8 +110,11 @@ mod tests {
     /// square of its input.
     fn measured_gain(weights: &Tensor2d) -> f64 {
         let values = weights.as_slice();
-        let mean_square =
-            values.iter().map(|&w| f64::from(w) * f64::from(w)).sum::<f64>() / values.len() as f64;
+        let mean_square = values
+            .iter()
+            .map(|&w| f64::from(w) * f64::from(w))
+            .sum::<f64>()
+            / values.len() as f64;
         weights.rows() as f64 * mean_square
     }
 
@@ -121,7 +124,10 @@ mod tests {
             let workload = random_mlp(size, depth, seed).unwrap();
             let layers = workload.layers();
             assert_eq!(layers.len(), depth);
-            assert!(layers[depth - 1].relu, "the last layer is followed by the final ReLU");
+            assert!(
+                layers[depth - 1].relu,
+                "the last layer is followed by the final ReLU"
+            );
             let with_relu = layers.iter().filter(|layer| layer.relu).count();
             assert!(with_relu > 1 && with_relu < depth, "{with_relu} of {depth}");
             // The sample variance of size² uniform values is within a few per cent of its
@@ -134,8 +140,16 @@ mod tests {
                     (gain - expected).abs() < tolerance * expected,
                     "size {size} seed {seed} layer {index}: gain {gain}, expected {expected}"
                 );
-                let largest_bias = layer.bias.as_slice().iter().map(|b| b.abs()).fold(0.0, f32::max);
-                assert!(largest_bias <= BIAS_LIMIT, "layer {index}: bias {largest_bias}");
+                let largest_bias = layer
+                    .bias
+                    .as_slice()
+                    .iter()
+                    .map(|b| b.abs())
+                    .fold(0.0, f32::max);
+                assert!(
+                    largest_bias <= BIAS_LIMIT,
+                    "layer {index}: bias {largest_bias}"
+                );
             }
         }
     }
@@ -144,11 +158,17 @@ mod tests {
     fn layers_list_the_graph_in_order() {
         let workload = random_mlp(5, 7, 9).unwrap();
         let nodes = &workload.graph.graph().nodes;
-        let relus = nodes.iter().filter(|node| node.operator == Operator::Relu).count();
+        let relus = nodes
+            .iter()
+            .filter(|node| node.operator == Operator::Relu)
+            .count();
         let layers = workload.layers();
         // Every ReLU but a second one after the last layer belongs to one layer.
         let layers_with_relu = layers.iter().filter(|layer| layer.relu).count();
-        assert!(relus == layers_with_relu || relus == layers_with_relu + 1, "{relus}");
+        assert!(
+            relus == layers_with_relu || relus == layers_with_relu + 1,
+            "{relus}"
+        );
         let first_weights = nodes
             .iter()
             .find_map(|node| match &node.operator {
