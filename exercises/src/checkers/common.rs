@@ -320,6 +320,16 @@ pub fn static_part(kernel: &KernelUnderTest, rules: &StaticRules) -> PartReport 
             ),
         );
     }
+    if let Some(line) = array_length_line(&kernel.shader) {
+        part.push(
+            "sizes from `dimensions`",
+            Verdict::Unmet(format!(
+                "line {line}: arrayLength() counts the whole binding, and the checker binds \
+                 every buffer with guard elements after its data (as a graph runner may bind \
+                 a buffer larger than the tensor in it): take the sizes from `dimensions`"
+            )),
+        );
+    }
     if let Err(reason) = &kernel.reversed {
         part.push(
             "second schedule",
@@ -329,6 +339,26 @@ pub fn static_part(kernel: &KernelUnderTest, rules: &StaticRules) -> PartReport 
         );
     }
     part
+}
+
+/// The line of the first `arrayLength()` in the kernel, if it has one.
+fn array_length_line(shader: &AnalysedShader) -> Option<u32> {
+    let module = &shader.module;
+    module
+        .functions
+        .iter()
+        .map(|(_, function)| function)
+        .chain(module.entry_points.iter().map(|entry| &entry.function))
+        .flat_map(|function| {
+            function
+                .expressions
+                .iter()
+                .filter(|(_, expression)| matches!(expression, naga::Expression::ArrayLength(_)))
+                .map(|(handle, _)| function.expressions.get_span(handle))
+        })
+        .filter(|span| span.is_defined())
+        .map(|span| span.location(&shader.source).line_number)
+        .min()
 }
 
 /// The part of an exercise about workgroup memory: the results alone cannot show that
