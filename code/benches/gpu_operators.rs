@@ -12,12 +12,12 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use galaxy::Tensor2d;
 use galaxy::bench::linear_throughput::LinearBenchmark;
-use galaxy::compiler::LinearStrategy;
+use galaxy::compiler::{LinearStrategy, fuse};
 use galaxy::gpu::{GpuContext, Reduction, ReductionStrategy, ShaderCompilation};
 use galaxy::graph::random_mlp;
 use galaxy::immediate::ImmediateGpu;
-use galaxy::runner::BufferPlan;
 use galaxy::runner::gpu::{ComputePasses, GpuGraphRunner, GpuRunnerOptions};
+use galaxy::runner::{BufferPlan, OpCodeRunner};
 
 const COMPILATIONS: [(&str, ShaderCompilation); 2] = [
     ("compile_every_call", ShaderCompilation::EveryCall),
@@ -82,7 +82,9 @@ fn linear_strategies(criterion: &mut Criterion) {
 }
 
 /// A graph of small layers run with every kernel in a compute pass of its own, and with
-/// all of them in one pass: what beginning and ending a pass per kernel costs.
+/// all of them in one pass: what beginning and ending a pass per kernel costs, for the
+/// graph runner and for the op-code runner (on the fused graph, as the `OpCode` mode runs
+/// it).
 fn compute_passes(criterion: &mut Criterion) {
     let context = context();
     let workload = random_mlp(16, 32, 3).unwrap_or_else(|error| panic!("{error}"));
@@ -97,6 +99,17 @@ fn compute_passes(criterion: &mut Criterion) {
         };
         let plan = BufferPlan::new(&workload.graph);
         let runner = GpuGraphRunner::prepare_with_options(context, &workload.graph, plan, options)
+            .unwrap_or_else(|error| panic!("{error}"));
+        group.bench_function(name, |bencher| {
+            bencher.iter(|| runner.run(black_box(&workload.input)).unwrap())
+        });
+    }
+    let fused = fuse(&workload.graph).unwrap_or_else(|error| panic!("{error}"));
+    for (name, passes) in [
+        ("opcode_one_per_dispatch", ComputePasses::OnePerDispatch),
+        ("opcode_one_per_run", ComputePasses::OnePerRun),
+    ] {
+        let runner = OpCodeRunner::prepare_with_passes(context, &fused, passes)
             .unwrap_or_else(|error| panic!("{error}"));
         group.bench_function(name, |bencher| {
             bencher.iter(|| runner.run(black_box(&workload.input)).unwrap())

@@ -23,9 +23,8 @@
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::bench::repeats::{Repeats, interleaved};
-use crate::compiler::LinearStrategy;
-use crate::compiler::linear_strategy::PREFERRED_CONFIGURATIONS;
-use crate::compiler::register_blocked_linear::{KernelLimits, RegisterBlockedConfig};
+use crate::gpu::linear_strategy::{LinearStrategy, PREFERRED_CONFIGURATIONS};
+use crate::gpu::register_blocked_linear::{KernelLimits, RegisterBlockedConfig};
 use crate::gpu::{GpuContext, GpuError, Kernel, ShaderChecks};
 
 /// The kernels whose compilation is timed.
