@@ -12,11 +12,12 @@
 //! `cargo xtask figures` runs it and then draws the CSV files. The measurements live in
 //! `galaxy::bench::sweeps`; this file only reads the options, shows progress and writes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use galaxy::bench::Figure;
 use galaxy::bench::sweeps::{Progress, SweepOptions, SweepSettings, run_sweep, selected_sweeps};
 use galaxy::gpu::GpuContext;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -98,7 +99,7 @@ fn run(arguments: Arguments) -> Result<(), String> {
     let settings = SweepSettings::new(&options);
     let started = Instant::now();
     for (sweep, ids) in sweeps {
-        let mut bar = Bar::new();
+        let mut bar = Bar::new(&arguments.out, &ids);
         let begun = Instant::now();
         let figures = run_sweep(sweep, &settings, context, &mut bar)
             .map_err(|error| format!("{}: {error}", ids.join(", ")))?;
@@ -124,14 +125,21 @@ fn run(arguments: Arguments) -> Result<(), String> {
 }
 
 /// An indicatif progress bar per figure. indicatif draws nothing when standard error is
-/// not a terminal, so logs of remote runs stay clean.
+/// not a terminal, so logs of remote runs stay clean. It also writes each figure's CSV
+/// file as the points come in, so a run that is stopped keeps what it measured.
 struct Bar {
     bar: Option<ProgressBar>,
+    out: PathBuf,
+    ids: Vec<String>,
 }
 
 impl Bar {
-    fn new() -> Bar {
-        Bar { bar: None }
+    fn new(out: &Path, ids: &[String]) -> Bar {
+        Bar {
+            bar: None,
+            out: out.to_path_buf(),
+            ids: ids.to_vec(),
+        }
     }
 
     fn finish(&self) {
@@ -166,6 +174,14 @@ impl Progress for Bar {
         if let Some(bar) = &self.bar {
             bar.set_message(point.to_string());
             bar.inc(1);
+        }
+    }
+
+    fn partial(&mut self, figure: &Figure) {
+        if self.ids.contains(&figure.id)
+            && let Err(error) = figure.write_csv(&self.out)
+        {
+            eprintln!("warning: writing the points so far: {error}");
         }
     }
 }

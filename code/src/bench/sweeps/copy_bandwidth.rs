@@ -69,6 +69,7 @@ pub fn sweep(
             push_repeats(&mut figure, method.name(), bytes as f64, rates);
             progress.advance(&format!("{}, {bytes} bytes", method.name()));
         }
+        progress.partial(&figure);
     }
     Ok(figure)
 }

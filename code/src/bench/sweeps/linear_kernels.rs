@@ -180,6 +180,7 @@ pub fn sweep(
             push_repeats(&mut figure, name, size as f64, rates);
             progress.advance(&format!("{name}, {size}³"));
         }
+        progress.partial(&figure);
     }
     if let (Some(&first), Some(&last)) = (sizes.first(), sizes.last()) {
         for size in [first, last] {

@@ -241,6 +241,9 @@ pub trait Progress {
     fn begin(&mut self, figure: &str, points: usize);
     /// One planned point is done; `point` names it.
     fn advance(&mut self, point: &str);
+    /// The figure as measured so far, after each x value of the sweeps that use the GPU:
+    /// the `sweep` binary writes it out, so that a run stopped early keeps what it measured.
+    fn partial(&mut self, _figure: &Figure) {}
 }
 
 /// Progress that goes nowhere, for tests.

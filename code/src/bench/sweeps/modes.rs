@@ -103,6 +103,7 @@ fn sweep_modes(
             push_repeats(&mut figure, &format!("{mode:?}"), x, times);
             progress.advance(&format!("{mode:?}, size {size}, depth {depth}"));
         }
+        progress.partial(&figure);
     }
     Ok(figure)
 }

@@ -118,6 +118,7 @@ pub fn sweep(
             );
             progress.advance(&format!("{strategy:?}, {elements} elements"));
         }
+        progress.partial(&figure);
     }
     Ok(figure)
 }
