@@ -1,5 +1,5 @@
 // alternative: the loop runs only over the taps that fall inside the signal (first and last tap computed up front), so its body has no test; a workgroup of 128
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. A correct alternative to the reference solution, as the first line says.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

@@ -1,5 +1,5 @@
 // alternative: the position kept as a u32 and tested once (`position < length`): a tap before the start wraps around to a huge number and fails the same test as one past the end
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. A correct alternative to the reference solution, as the first line says.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

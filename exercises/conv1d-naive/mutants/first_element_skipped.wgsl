@@ -1,6 +1,6 @@
 // mutant: edge — `position > 0` instead of `>= 0`: the first element of the signal is never used
 // expect: the first element of the signal is never used
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. The reference solution with the one mistake named in the first line.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

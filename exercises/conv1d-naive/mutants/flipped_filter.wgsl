@@ -1,6 +1,6 @@
 // mutant: wrong-result — the filter flipped (`weights[filter_length − 1 − tap]`), the convolution of a signal-processing course instead of the one the exercise defines
 // expect: the convolution with the filter reversed
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. The reference solution with the one mistake named in the first line.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — no bounds check on the output index: the last workgroup writes past the end of the output
 // expect: the kernel writes out of bounds
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. The reference solution with the one mistake named in the first line.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

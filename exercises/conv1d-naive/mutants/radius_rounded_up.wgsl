@@ -1,6 +1,6 @@
 // mutant: edge — radius `(filter_length + 1) / 2`, one too large: every output is shifted by one element
 // expect: the radius is one too large
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. The reference solution with the one mistake named in the first line.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

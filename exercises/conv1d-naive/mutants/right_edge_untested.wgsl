@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — only the left edge tested (`position >= 0`): the last outputs read past the end of the signal
 // expect: the kernel reads out of bounds
-// Warm-up: 1D convolution, the naive way. Reference solution.
+// Warm-up: 1D convolution, the naive way. The reference solution with the one mistake named in the first line.
 //
 //   output[i] = Σ_t weights[t] · signal[i + t − radius],   radius = (filter_length − 1) / 2
 //

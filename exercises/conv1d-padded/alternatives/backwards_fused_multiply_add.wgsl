@@ -1,5 +1,5 @@
 // alternative: taps summed from the last to the first with `fma`, in a workgroup of 256 whose index is built from workgroup_id and local_invocation_index
-// Warm-up: 1D convolution over a zero-padded signal. Reference solution.
+// Warm-up: 1D convolution over a zero-padded signal. A correct alternative to the reference solution, as the first line says.
 //
 // padded_signal[p + radius] = signal[p], with `radius` zeros on both sides, so tap t of
 // output i, which reads signal[i + t − radius], finds it at padded_signal[i + t].

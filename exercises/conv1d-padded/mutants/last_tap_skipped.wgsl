@@ -1,6 +1,6 @@
 // mutant: edge — `tap + 1 < filter_length`: the loop stops one tap early
 // expect: the last tap of the filter is never added
-// Warm-up: 1D convolution over a zero-padded signal. Reference solution.
+// Warm-up: 1D convolution over a zero-padded signal. The reference solution with the one mistake named in the first line.
 //
 // padded_signal[p + radius] = signal[p], with `radius` zeros on both sides, so tap t of
 // output i, which reads signal[i + t − radius], finds it at padded_signal[i + t].

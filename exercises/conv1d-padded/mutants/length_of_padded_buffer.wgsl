@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — the bounds check uses `arrayLength(&padded_signal)`, the padded length: the invocations past the end of the signal write past the end of the output
 // expect: the kernel writes out of bounds
-// Warm-up: 1D convolution over a zero-padded signal. Reference solution.
+// Warm-up: 1D convolution over a zero-padded signal. The reference solution with the one mistake named in the first line.
 //
 // padded_signal[p + radius] = signal[p], with `radius` zeros on both sides, so tap t of
 // output i, which reads signal[i + t − radius], finds it at padded_signal[i + t].

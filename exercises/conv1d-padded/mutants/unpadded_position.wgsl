@@ -1,6 +1,6 @@
 // mutant: wrong-result — reads `padded_signal[index + tap − radius]` as if the signal were not padded: every output is shifted by the radius, and the first taps wrap around below zero
 // expect: the kernel reads out of bounds
-// Warm-up: 1D convolution over a zero-padded signal. Reference solution.
+// Warm-up: 1D convolution over a zero-padded signal. The reference solution with the one mistake named in the first line.
 //
 // padded_signal[p + radius] = signal[p], with `radius` zeros on both sides, so tap t of
 // output i, which reads signal[i + t − radius], finds it at padded_signal[i + t].

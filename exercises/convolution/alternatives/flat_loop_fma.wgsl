@@ -1,5 +1,5 @@
 // alternative: one flat loop over every weight (its row and column recovered with / and %), summed with fma(), in a workgroup of 8 × 8 (the graph level's grid is the solution's)
-// 2D convolution on the GPU. Reference solution: one invocation per output element,
+// 2D convolution on the GPU. A correct alternative to the reference solution, as the first line says: one invocation per output element,
 // each walking the weights.
 //
 //   output[r][c] = Σ_i Σ_j input[r + i][c + j] · weights[i][j]

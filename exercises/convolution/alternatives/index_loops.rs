@@ -1,5 +1,6 @@
 // alternative: the CPU level with four index loops accumulating in f64 through `get`, the shape with checked_sub, and the grid sized by the input's shape (more workgroups than needed; the kernel's bounds check skips the extra invocations)
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! A correct alternative to the reference solution, as the first line says; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — the bounds check compares with the input's rows and columns instead of the output's: invocations outside the output read past the input and write over other outputs
 // expect: the kernel writes out of bounds
-// 2D convolution on the GPU. Reference solution: one invocation per output element,
+// 2D convolution on the GPU. The reference solution with the one mistake named in the first line: one invocation per output element,
 // each walking the weights.
 //
 //   output[r][c] = Σ_i Σ_j input[r + i][c + j] · weights[i][j]

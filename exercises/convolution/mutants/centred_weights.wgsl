@@ -1,6 +1,6 @@
 // mutant: wrong-result — the weights centred on the output element (`input[row + i − rows / 2]…`), as in a "same"-size convolution, instead of starting at it
 // expect: the kernel reads out of bounds
-// 2D convolution on the GPU. Reference solution: one invocation per output element,
+// 2D convolution on the GPU. The reference solution with the one mistake named in the first line: one invocation per output element,
 // each walking the weights.
 //
 //   output[r][c] = Σ_i Σ_j input[r + i][c + j] · weights[i][j]

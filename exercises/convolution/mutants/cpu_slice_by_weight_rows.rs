@@ -1,6 +1,7 @@
 // mutant: wrong-result — the CPU level slices each input row with `weights.rows()` where `weights.columns()` belongs: for non-square weights the zip stops early or the slice runs past the row
 // expect: only cases with non-square weights fail
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

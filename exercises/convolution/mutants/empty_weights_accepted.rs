@@ -1,6 +1,7 @@
 // mutant: shape-error — the shape function checks only that the weights fit, not that they hold at least one element: 0 × 0 weights give an output larger than the input
 // expect: must return a ShapeError for this input
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

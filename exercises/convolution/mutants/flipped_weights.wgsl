@@ -1,6 +1,6 @@
 // mutant: wrong-result — the weights flipped in both directions (`weights[(rows − 1 − i) · columns + columns − 1 − j]`), the convolution of a signal-processing course instead of the one the exercise defines
 // expect: the weights flipped in both directions
-// 2D convolution on the GPU. Reference solution: one invocation per output element,
+// 2D convolution on the GPU. The reference solution with the one mistake named in the first line: one invocation per output element,
 // each walking the weights.
 //
 //   output[r][c] = Σ_i Σ_j input[r + i][c + j] · weights[i][j]

@@ -1,6 +1,7 @@
 // mutant: wrong-result — the grid sized from the weights' shape instead of the output's (`weights.columns().div_ceil(8)`): most outputs are never computed
 // expect: never written
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

@@ -1,6 +1,7 @@
 // mutant: wrong-binding — the buffers listed as input, output, weights: the kernel writes its result into the weights' buffer and the output is never written
 // expect: never written
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

@@ -1,6 +1,6 @@
 // mutant: wrong-result — input rows stepped with `output_columns` instead of `input_columns`
 // expect: taken to be output_columns long
-// 2D convolution on the GPU. Reference solution: one invocation per output element,
+// 2D convolution on the GPU. The reference solution with the one mistake named in the first line: one invocation per output element,
 // each walking the weights.
 //
 //   output[r][c] = Σ_i Σ_j input[r + i][c + j] · weights[i][j]

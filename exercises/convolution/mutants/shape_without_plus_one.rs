@@ -1,6 +1,7 @@
 // mutant: edge — the output shape as `input − weights` without the `+ 1`: the last row and column of positions are lost (and weights as large as the input give an empty output)
 // expect: so there are input − weights + 1 of them along each axis
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

@@ -1,6 +1,7 @@
 // mutant: wrong-result — the uniform fields of the weights written columns first (`weights.columns(), weights.rows()`), so the kernel reads non-square weights with the wrong shape
 // expect: only cases with non-square weights fail
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

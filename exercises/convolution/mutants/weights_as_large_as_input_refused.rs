@@ -1,6 +1,7 @@
 // mutant: edge — `weights.0 < input.0` (strictly smaller) required: weights exactly as large as the input are valid, and give one output
 // expect: returned an error for a valid input
-//! 2D convolution at the CPU level and at the graph level. Reference solution; the GPU
+//! 2D convolution at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! ```text

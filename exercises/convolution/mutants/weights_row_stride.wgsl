@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — weight rows stepped with `input_columns` instead of `weights_columns`: the rows after the first read the wrong weights, or past the end of the weights
 // expect: the kernel reads out of bounds
-// 2D convolution on the GPU. Reference solution: one invocation per output element,
+// 2D convolution on the GPU. The reference solution with the one mistake named in the first line: one invocation per output element,
 // each walking the weights.
 //
 //   output[r][c] = Σ_i Σ_j input[r + i][c + j] · weights[i][j]

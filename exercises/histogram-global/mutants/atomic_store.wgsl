@@ -1,6 +1,6 @@
 // mutant: missing-atomic — `atomicStore(&bins[v], 1u)` where `atomicAdd` belongs: every bin that is hit ends up at 1
 // expect: atomicStore replaces the value in `bins` instead of adding to it
-// Warm-up: a histogram with global atomics. Reference solution.
+// Warm-up: a histogram with global atomics. The reference solution with the one mistake named in the first line.
 //
 // atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
 // the same bin at the same moment both count.

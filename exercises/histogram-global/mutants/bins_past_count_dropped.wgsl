@@ -1,6 +1,6 @@
 // mutant: edge — values checked against `bin_count - 1` with `<` (an off-by-one in a defensive test): the last bin never counts
 // expect: only the last bin
-// Warm-up: a histogram with global atomics. Reference solution.
+// Warm-up: a histogram with global atomics. The reference solution with the one mistake named in the first line.
 //
 // atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
 // the same bin at the same moment both count.

@@ -1,6 +1,6 @@
 // mutant: wrong-result — counts the invocation index instead of the value (`atomicAdd(&bins[index], 1u)`)
 // expect: the kernel writes out of bounds
-// Warm-up: a histogram with global atomics. Reference solution.
+// Warm-up: a histogram with global atomics. The reference solution with the one mistake named in the first line.
 //
 // atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
 // the same bin at the same moment both count.

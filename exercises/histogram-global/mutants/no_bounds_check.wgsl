@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — no bounds check: the invocations past the last value read past the end of `values` and count whatever they find
 // expect: the kernel writes out of bounds
-// Warm-up: a histogram with global atomics. Reference solution.
+// Warm-up: a histogram with global atomics. The reference solution with the one mistake named in the first line.
 //
 // atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
 // the same bin at the same moment both count.

@@ -1,6 +1,6 @@
 // mutant: missing-atomic — bins declared as a plain `array<u32>` and counted with `bins[v] = bins[v] + 1u`: two invocations that read the same count both write count + 1
 // expect: `bins` holds plain u32
-// Warm-up: a histogram with global atomics. Reference solution.
+// Warm-up: a histogram with global atomics. The reference solution with the one mistake named in the first line.
 //
 // atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
 // the same bin at the same moment both count.

@@ -1,6 +1,6 @@
 // mutant: missing-atomic — an atomicLoad, then an atomicStore of the count plus one: each step is atomic, the pair is not, so concurrent increments of one bin are lost
 // expect: is not atomic as a whole
-// Warm-up: a histogram with global atomics. Reference solution.
+// Warm-up: a histogram with global atomics. The reference solution with the one mistake named in the first line.
 //
 // atomicAdd reads, adds and writes as one indivisible step, so two invocations that hit
 // the same bin at the same moment both count.

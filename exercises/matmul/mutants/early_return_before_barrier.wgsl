@@ -1,6 +1,6 @@
 // mutant: non-uniform-barrier — the invocations outside the output return before the tile loop, so they never reach the barriers the others wait at, and never load their share of the tiles
 // expect: it is in non-uniform control flow
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

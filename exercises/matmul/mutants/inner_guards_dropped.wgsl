@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — the row and column guards kept on the tile loads, but not `< inner`: the last partial tile reads the next row of a and past the end of b
 // expect: the kernel reads out of bounds
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

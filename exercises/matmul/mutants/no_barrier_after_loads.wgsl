@@ -1,6 +1,6 @@
 // mutant: race — no workgroupBarrier() between loading the tiles and reading them: an invocation can read a tile element before its neighbour has written it
 // expect: is read here, but there is no workgroupBarrier() between this read and the write
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

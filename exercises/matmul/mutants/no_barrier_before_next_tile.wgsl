@@ -1,6 +1,6 @@
 // mutant: race — no workgroupBarrier() at the end of the k loop: a fast invocation loads the next tile over values its neighbours are still multiplying
 // expect: a fast invocation can overwrite a value that a slow one still needs
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

@@ -1,6 +1,6 @@
 // mutant: edge — `column <= columns` in the guard of the final write: the invocation one past the last column writes into the first column of the next row
 // expect: the kernel writes out of bounds
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

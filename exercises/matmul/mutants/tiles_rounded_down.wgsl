@@ -1,6 +1,6 @@
 // mutant: edge — `inner / TILE` tiles instead of rounding up: the last partial tile of the inner dimension is never added
 // expect: the last, partial tile of the inner dimension is dropped
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

@@ -1,6 +1,6 @@
 // mutant: out-of-bounds — the tiles loaded without any bounds check ("the last tile reads zeros anyway"): the loads past the edges read outside a and b
 // expect: the kernel reads out of bounds
-// Hand-in: matrix multiplication, output = a · b. Reference solution: 16 × 16 tiles in
+// Hand-in: matrix multiplication, output = a · b. The reference solution with the one mistake named in the first line: 16 × 16 tiles in
 // workgroup memory.
 //
 // Each workgroup computes a 16 × 16 block of the output. It walks along the inner

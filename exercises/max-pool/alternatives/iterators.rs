@@ -1,5 +1,6 @@
 // alternative: the CPU level with iterators (a fold from negative infinity over the window's rows), the output shape as `(rows − window) / window + 1`, and the grid sized with a helper
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! A correct alternative to the reference solution, as the first line says; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

@@ -1,6 +1,6 @@
 // alternative: the search starts from the lowest f32 instead of the first element, and the window is walked with one flat loop over window² offsets using select()
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// A correct alternative to the reference solution, as the first line says: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

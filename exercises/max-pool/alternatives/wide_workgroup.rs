@@ -1,6 +1,7 @@
 // alternative: a 16 × 4 workgroup in the kernel, and the binding function sizing its grid with the same 16 × 4
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
-//! level is `solution.wgsl`.
+//! Max pooling at the CPU level and at the graph level. A correct alternative to the
+//! reference solution, as the first line says; the GPU level is `wide_workgroup.wgsl`,
+//! beside this file.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.
 //! The blocks do not overlap, and rows and columns left over at the edges, too few for a

@@ -1,6 +1,6 @@
 // alternative: a 16 × 4 workgroup in the kernel, and the binding function sizing its grid with the same 16 × 4
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// A correct alternative to the reference solution, as the first line says: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

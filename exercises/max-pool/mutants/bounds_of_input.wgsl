@@ -1,7 +1,7 @@
 // mutant: out-of-bounds — the bounds check compares with the input's rows and columns instead of the output's: invocations outside the output read past the input and write over other outputs
 // expect: the kernel writes out of bounds
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

@@ -1,6 +1,7 @@
 // mutant: wrong-maximum — the CPU search starts from `largest = 0.0`: a window of negative values comes out as 0
 // expect: 0 for a window whose values are all negative
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

@@ -1,6 +1,7 @@
 // mutant: wrong-result — the grid's x counted from the output rows and y from the columns, while the kernel has x over the columns
 // expect: never written
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

@@ -1,6 +1,7 @@
 // mutant: edge — the grid counted with `columns / 8` and `rows / 8`, rounded down: the outputs of the last partial workgroup are never computed (all of them, for outputs smaller than 8)
 // expect: never written
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

@@ -1,7 +1,7 @@
 // mutant: edge — `window_row + 1 < window`: the last row of every window is never looked at
 // expect: some elements of each window are never looked at
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

@@ -1,7 +1,7 @@
 // mutant: wrong-result — input rows stepped with `output_columns` instead of `input_columns`
 // expect: the window is read at the wrong place
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

@@ -1,7 +1,7 @@
 // mutant: wrong-result — the window starts at (row, column) instead of (row · window, column · window): the windows overlap instead of tiling the input
 // expect: the window is read at the wrong place
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

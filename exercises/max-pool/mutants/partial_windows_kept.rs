@@ -1,6 +1,7 @@
 // mutant: edge — the output shape rounds up (`rows.div_ceil(window)`), keeping the partial windows at the edges that the exercise drops
 // expect: too few for a whole window, are dropped
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

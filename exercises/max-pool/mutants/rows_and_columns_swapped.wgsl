@@ -1,7 +1,7 @@
 // mutant: wrong-result — `row = global.x`, `column = global.y`: x walks the output rows, but the checker's grid has x over the columns
 // expect: never written
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

@@ -1,6 +1,7 @@
 // mutant: wrong-binding — the uniform buffer holds only input rows, input columns and window (12 bytes), not the five fields the kernel's struct declares
 // expect: is bound with size 12 where the shader expects 20
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

@@ -1,6 +1,7 @@
 // mutant: edge — `window >= rows` refused: a window exactly as large as the input is valid, and gives one output
 // expect: returned an error for a valid input
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

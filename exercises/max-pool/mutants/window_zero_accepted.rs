@@ -1,6 +1,7 @@
 // mutant: panic — the shape function forgets the window of 0: `rows / window` then divides by zero
 // expect: attempt to divide by zero
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

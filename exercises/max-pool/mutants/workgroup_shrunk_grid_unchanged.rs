@@ -1,6 +1,7 @@
 // mutant: edge — the kernel's workgroup shrunk to 4 × 4, but the binding function still counts its grid in workgroups of 8 × 8: only a quarter of the outputs of the graph level are computed
 // expect: never written
-//! Max pooling at the CPU level and at the graph level. Reference solution; the GPU
+//! Max pooling at the CPU level and at the graph level.
+//! The reference solution with the one mistake named in the first line; the GPU
 //! level is `solution.wgsl`.
 //!
 //! Max pooling keeps the largest value of every `window × window` block of its input.

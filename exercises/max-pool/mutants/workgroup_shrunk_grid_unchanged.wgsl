@@ -1,7 +1,7 @@
 // mutant: edge — the kernel's workgroup shrunk to 4 × 4, but the binding function still counts its grid in workgroups of 8 × 8: only a quarter of the outputs of the graph level are computed
 // expect: never written
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

@@ -1,7 +1,7 @@
 // mutant: wrong-maximum — the search starts from `largest = 0.0` instead of the window's first element: a window of negative values comes out as 0
 // expect: 0 for a window whose values are all negative
 // Max pooling on the GPU: the largest value of every window × window block of `input`.
-// Reference solution: one invocation per output element, each walking its window.
+// The reference solution with the one mistake named in the first line: one invocation per output element, each walking its window.
 
 struct Dimensions {
     input_rows: u32,

@@ -1,7 +1,7 @@
 // mutant: unsafe-rewrite — checks that the ReLU is the only reader but not that its input is computed: a ReLU on the graph's input overwrites the caller's tensor
 // expect: which is the graph's input
 //! The in-place ReLU: a ReLU that overwrites its input instead of writing a new tensor.
-//! Reference solution.
+//! The reference solution with the one mistake named in the first line.
 //!
 //! A ReLU may overwrite its input when the input is a tensor the graph computed (not the
 //! graph's input, not a constant) and the ReLU is its only reader.

@@ -1,7 +1,7 @@
 // mutant: unsafe-rewrite — checks that the input is computed but not that the ReLU is its only reader: a ReLU beside a dead branch overwrites a tensor the branch still reads
 // expect: which other nodes read too
 //! The in-place ReLU: a ReLU that overwrites its input instead of writing a new tensor.
-//! Reference solution.
+//! The reference solution with the one mistake named in the first line.
 //!
 //! A ReLU may overwrite its input when the input is a tensor the graph computed (not the
 //! graph's input, not a constant) and the ReLU is its only reader.

@@ -1,7 +1,7 @@
 // mutant: wrong-result — counts the readers of the ReLU's own result (`readers[index]`) instead of those of its input
 // expect: which nothing else reads, but it was not rewritten
 //! The in-place ReLU: a ReLU that overwrites its input instead of writing a new tensor.
-//! Reference solution.
+//! The reference solution with the one mistake named in the first line.
 //!
 //! A ReLU may overwrite its input when the input is a tensor the graph computed (not the
 //! graph's input, not a constant) and the ReLU is its only reader.
