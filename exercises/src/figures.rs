@@ -21,8 +21,7 @@ use galaxy::bench::{Axis, Figure, Point};
 use galaxy::gpu::GpuContext;
 use galaxy::{Tensor2d, Tolerance};
 
-use crate::checkers::common::{KernelUnderTest, context};
-use crate::checkers::common::PRODUCT_TOLERANCE;
+use crate::checkers::common::{KernelUnderTest, PRODUCT_TOLERANCE, context};
 use crate::checkers::{conv1d, histogram, linear_tiled, softmax_tree};
 use crate::error::CheckError;
 use crate::kernel_run::{BufferData, PreparedKernel, to_floats, to_words, workgroups_for};
