@@ -15,34 +15,38 @@
 #   pytorch/               anchors/pytorch/run_all.sh, when that script exists
 #   logs/<part>.log        everything each part printed
 #   environment.txt        date, binaries, nvidia-smi (GPU, driver, clocks)
-#   summary.md             the table printed at the end
+#   summary.md             the table printed at the end of each invocation, appended
 #
-# Parts, with the time each is expected to take on an NVIDIA H100 with repeats 3 (from the
-# 2026-11-21 session's run times, 1.5x for safety) and the limit after which it is stopped:
+# Parts, with the time each took on an NVIDIA H100 with repeats 3 (measured 2026-11-24 with
+# this script, or estimated where marked ~ from the sweeps' budgets and the run times of the
+# 2026-11-21 session) and the limit after which it is stopped (a stopped sweep keeps the
+# points it measured: its CSV file is rewritten after every size or depth):
 #
-#   part            expected  limit  what it measures
-#   report          2.5 min   240 s  every mode at 256/depth 64; round trips, graph loops,
-#                                    compute passes, buffer reuse, in-place ReLU, CPU vs GPU;
-#                                    shader-module vs pipeline creation
-#   report-kernels  1.0 min   150 s  GPU linear kernels at 1024/2048/4096 and the fp32 peak
-#   copy            1.0 min   120 s  copy bandwidth 1 MiB..1 GiB (the roofline's B, the L2 knee)
-#   modes-size      4.7 min   390 s  every mode by size 4..1024 at depth 64
-#   reductions      0.5 min    90 s  GPU sums, workgroup memory against subgroups
-#   modes-depth     3.9 min   330 s  every mode by depth 4..128 at size 256
-#   linear-kernels  2.8 min   210 s  GPU linear kernels by size 64..4096
-#   pytorch         (see anchors/pytorch)  PyTorch eager, CUDA graph, torch.compile
+#   part            took    limit  what it measures
+#   report          112 s   200 s  every mode at 256/depth 64; round trips, graph loops,
+#                                  compute passes, buffer reuse, in-place ReLU, CPU vs GPU;
+#                                  shader-module vs pipeline creation
+#   report-kernels   32 s    75 s  GPU linear kernels at 1024/2048/4096 and the fp32 peak
+#   copy             35 s    75 s  copy bandwidth 1 MiB..1 GiB (the roofline's B, the L2 knee)
+#   reductions       17 s    45 s  GPU sums, workgroup memory against subgroups
+#   modes-size      191 s   280 s  every mode by size 4..1024 at depth 64
+#   modes-depth     ~170 s  250 s  every mode by depth 4..128 at size 256
+#   linear-kernels  ~120 s  200 s  GPU linear kernels by size 64..4096
+#   pytorch           ?     340 s  anchors/pytorch/run_all.sh: PyTorch eager, CUDA graph,
+#                                  torch.compile (PYTORCH_LIMIT=seconds changes its limit)
 #
-# Three commands of under nine minutes each (the sum of each group's limits is at most
+# Three commands of under nine minutes each (the limits of each group add up to at most
 # 540 s, so a group never runs past nine minutes even when every part hits its limit):
 #
-#   code/h100/run.sh BIN OUT --group 1    # report, report-kernels, copy        ~4.5 min
-#   code/h100/run.sh BIN OUT --group 2    # modes-size, reductions              ~5.2 min
-#   code/h100/run.sh BIN OUT --group 3    # modes-depth, linear-kernels         ~6.7 min
-#   code/h100/run.sh BIN OUT --parts pytorch                                    (PyTorch)
+#   code/h100/run.sh BIN OUT --group 1    # report, report-kernels, copy, reductions  ~3.3 min
+#   code/h100/run.sh BIN OUT --group 2    # modes-size, modes-depth                   ~6 min
+#   code/h100/run.sh BIN OUT --group 3    # linear-kernels, pytorch                   ~2 min + PyTorch
 #
 # The same OUT_DIR can be used for all of them; --plan prints the parts without running
-# them. --quick runs every part with small sizes and the sweeps' quick budget: a check
-# that the binaries work (minutes on lavapipe), not a measurement.
+# them. The machine needs the NVIDIA driver and the Vulkan loader (libvulkan.so.1); the
+# script stops at once without the loader. --quick runs every part with small sizes and
+# the sweeps' quick budget: a check that the binaries work (minutes on lavapipe), not a
+# measurement.
 set -uo pipefail
 
 usage() {
@@ -55,7 +59,7 @@ BIN=$(cd "$1" && pwd) || { echo "error: no folder $1" >&2; exit 2; }
 OUT=$2
 shift 2
 
-ALL_PARTS="report report-kernels copy modes-size reductions modes-depth linear-kernels pytorch"
+ALL_PARTS="report report-kernels copy reductions modes-size modes-depth linear-kernels pytorch"
 PARTS=$ALL_PARTS
 REPEATS=3
 QUICK=0
@@ -65,9 +69,9 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --group)
             case "${2:-}" in
-                1) PARTS="report report-kernels copy" ;;
-                2) PARTS="modes-size reductions" ;;
-                3) PARTS="modes-depth linear-kernels" ;;
+                1) PARTS="report report-kernels copy reductions" ;;
+                2) PARTS="modes-size modes-depth" ;;
+                3) PARTS="linear-kernels pytorch" ;;
                 *) echo "error: --group takes 1, 2 or 3" >&2; exit 2 ;;
             esac
             shift 2 ;;
@@ -95,19 +99,19 @@ PYTORCH_SCRIPT="$ROOT/anchors/pytorch/run_all.sh"
 DATE=${GALAXY_RUN_DATE:-$(date -u +%Y-%m-%d)}
 export GALAXY_RUN_DATE=$DATE
 
-# expected seconds and limit of each part
+# expected seconds (see the table above) and limit of each part
 expected() {
     case "$1" in
-        report) echo 150 ;; report-kernels) echo 60 ;; copy) echo 60 ;;
-        modes-size) echo 280 ;; reductions) echo 30 ;; modes-depth) echo 235 ;;
-        linear-kernels) echo 170 ;; pytorch) echo "?" ;;
+        report) echo 112 ;; report-kernels) echo 32 ;; copy) echo 35 ;;
+        reductions) echo 17 ;; modes-size) echo 191 ;; modes-depth) echo "~170" ;;
+        linear-kernels) echo "~120" ;; pytorch) echo "?" ;;
     esac
 }
 limit() {
     case "$1" in
-        report) echo 240 ;; report-kernels) echo 150 ;; copy) echo 120 ;;
-        modes-size) echo 390 ;; reductions) echo 90 ;; modes-depth) echo 330 ;;
-        linear-kernels) echo 210 ;; pytorch) echo "${PYTORCH_LIMIT:-480}" ;;
+        report) echo 200 ;; report-kernels) echo 75 ;; copy) echo 75 ;;
+        reductions) echo 45 ;; modes-size) echo 280 ;; modes-depth) echo 250 ;;
+        linear-kernels) echo 200 ;; pytorch) echo "${PYTORCH_LIMIT:-340}" ;;
     esac
 }
 
@@ -173,6 +177,14 @@ if [ "$PLAN" = 1 ]; then
     exit 0
 fi
 
+# wgpu reaches the GPU through the Vulkan loader; without it every part would fail at once.
+# (grep reads all of ldconfig's output: with -q it would stop early, and pipefail would
+# count ldconfig's broken pipe as a missing loader.)
+if command -v ldconfig >/dev/null && ! ldconfig -p | grep 'libvulkan\.so\.1' >/dev/null; then
+    echo "error: no Vulkan loader (libvulkan.so.1) on this machine; install libvulkan1" >&2
+    echo "(a Debian/Ubuntu package; its files can also be unpacked with dpkg -x, then ldconfig)" >&2
+    exit 2
+fi
 for binary in sweep bench_report; do
     if [ ! -x "$BIN/$binary" ]; then
         echo "error: $BIN/$binary is missing (cargo build --release -p galaxy --bins)" >&2
@@ -216,9 +228,12 @@ for part in $PARTS; do
     RESULTS+=("$part|$verdict|$seconds|$(expected "$part")|$(limit "$part")")
 done
 
-# The summary: how each part went, then the headline numbers.
+runs() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# The summary: how each part went, then the headline numbers of the parts that ran.
+SUMMARY=$(mktemp)
 {
-    echo "# Measurement run ($DATE)"
+    echo "# Measurement run ($(date -u '+%Y-%m-%d %H:%M UTC'): $PARTS)"
     echo
     echo "| part | result | seconds | expected | limit |"
     echo "|---|---|---:|---:|---:|"
@@ -227,7 +242,7 @@ done
         echo "| $part | $verdict | $seconds | $expected_seconds | $limit_seconds |"
     done
     for csv in "$OUT"/data/gpu-copy-bandwidth-*.csv; do
-        [ -f "$csv" ] || continue
+        [ -f "$csv" ] && runs copy || continue
         echo
         echo "Copy bandwidth ($(basename "$csv")), GB/s counting bytes read + written:"
         echo
@@ -242,7 +257,7 @@ done
         END { for (name in best) printf "| %s | %d | %.0f | %.0f | %d |\n", name, lastx[name], last[name], best[name], bestx[name] }' "$csv"
     done
     for report in "$OUT/report.md" "$OUT/report-kernels.md"; do
-        [ -f "$report" ] || continue
+        [ -f "$report" ] && runs "$(basename "$report" .md)" || continue
         echo
         echo "From $(basename "$report") (median, fastest–slowest; full table in the file):"
         echo
@@ -251,6 +266,8 @@ done
         grep -E '^\| (round trips|graph loop|compute passes|buffer reuse|ReLU in place|CPU against GPU|GPU peak) \||^\| GPU linear \| chosen' "$report" \
             | awk -F'|' '{printf "|%s|%s|%s|%s|%s|%s|\n", $2, $3, $4, $5, $6, $8}'
     done
-} > "$OUT/summary.md"
+} > "$SUMMARY"
 echo
-cat "$OUT/summary.md"
+cat "$SUMMARY"
+{ cat "$SUMMARY"; echo; } >> "$OUT/summary.md"
+rm -f "$SUMMARY"
