@@ -177,7 +177,7 @@ impl<'context> CopyBenchmark<'context> {
         bytes: u64,
     ) -> Result<CopyBenchmark<'context>, CopyError> {
         let largest = method.largest_buffer(context);
-        if bytes == 0 || bytes % BYTES_PER_INVOCATION != 0 || bytes > largest {
+        if bytes == 0 || !bytes.is_multiple_of(BYTES_PER_INVOCATION) || bytes > largest {
             return Err(CopyError::Size {
                 method: method.name(),
                 bytes,

@@ -88,7 +88,7 @@ impl Contender {
                 };
                 let plan = BufferPlan::new(&graph);
                 GpuGraphRunner::prepare_with_options(context, &graph, plan, options)
-                    .map(Prepared::Graph)
+                    .map(|runner| Prepared::Graph(Box::new(runner)))
             }
             Contender::Passes(PassesOf::OpCode, passes) => {
                 OpCodeRunner::prepare_with_passes(context, &fuse(&workload.graph)?, passes)
@@ -96,7 +96,7 @@ impl Contender {
             }
             Contender::Passes(PassesOf::Compiled, passes) => {
                 prepare_compiled_variant(context, &workload.graph, CompiledBuffers::Reused, passes)
-                    .map(Prepared::Graph)
+                    .map(|runner| Prepared::Graph(Box::new(runner)))
             }
             Contender::CompiledWithoutReuse => prepare_compiled_variant(
                 context,
@@ -104,7 +104,7 @@ impl Contender {
                 CompiledBuffers::OnePerTensor,
                 ComputePasses::OnePerRun,
             )
-            .map(Prepared::Graph),
+            .map(|runner| Prepared::Graph(Box::new(runner))),
         }
         .map_err(run_error)?;
         measure(budget, |runs| {
@@ -122,7 +122,8 @@ impl Contender {
 
 /// A runner that no execution mode names.
 enum Prepared<'context> {
-    Graph(GpuGraphRunner<'context>),
+    // Boxed: a graph runner is several times larger than an op-code runner.
+    Graph(Box<GpuGraphRunner<'context>>),
     OpCode(OpCodeRunner<'context>),
 }
 
