@@ -218,8 +218,8 @@ fn pytorch(on_gpu: bool) -> Vec<LineSpec> {
 const XEON: &str = "Intel(R) Xeon(R) Processor (x86_64, 2 cores";
 const XEON_CACHES: [(f64, &str); 2] = [(48.0 * 1024.0, "L1d 48 KiB"), (2097152.0, "L2 2 MiB")];
 
-/// The PyTorch yardstick's output from the H100 session of the book's GPU figures.
-const H100_YARDSTICK: &str = "h100-2026-11-21/torch.csv";
+/// cuBLAS's SGEMM, measured by the PyTorch anchor on the H100 of the book's GPU figures.
+const H100_YARDSTICK: &str = "h100-2026-11-24/pytorch/pytorch-sgemm.csv";
 
 // ANCHOR: figure_specs
 /// Every figure drawn differently from "all series of its file": see the module
@@ -325,7 +325,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
         if on_gpu {
             linear = linear.note(
                 "cuBLAS: PyTorch's fp32 a @ b (TF32 off) on the same H100, \
-                 from figures/data/h100-2026-11-21/torch.csv.",
+                 from figures/data/h100-2026-11-24/pytorch/pytorch-sgemm.csv.",
             );
         }
         specs.push(linear);
