@@ -13,7 +13,8 @@ use crate::analysis::{Finding, StaticRules, analyse};
 use crate::error::CheckError;
 use crate::instrument::{clamped_source, reversed_source};
 use crate::kernel_run::{
-    BufferData, CompiledKernel, GuardFill, PreparedKernel, ReadBack, compile, workgroups_for,
+    BufferData, CompiledKernel, GuardFill, PreparedKernel, ReadBack, compile, to_floats,
+    workgroups_for,
 };
 use crate::report::{PartReport, Verdict};
 use crate::shader::{AnalysedShader, BindingKind, BindingSpec};
@@ -82,6 +83,22 @@ impl KernelUnderTest {
         grid: [u32; 3],
     ) -> Result<Vec<Vec<u8>>, CheckError> {
         PreparedKernel::new(context, &self.kernel, data, grid)?.run(context)
+    }
+
+    /// Runs one case of `part` with [`run_case`] and adds its verdict under
+    /// `description`. The case is diagnosed only while the part has no failure yet: the
+    /// first failure is the one whose details the report shows.
+    pub fn check_case(
+        &self,
+        context: &GpuContext,
+        part: &mut PartReport,
+        description: impl Into<String>,
+        data: &[BufferData],
+        grid: [u32; 3],
+        judge: impl Fn(&[Vec<u8>]) -> Verdict,
+    ) {
+        let verdict = run_case(context, self, data, grid, judge, no_failure_yet(part));
+        part.push(description, verdict);
     }
 
     /// The workgroup size of a kernel over a one-dimensional array: `@workgroup_size(N)`.
@@ -394,6 +411,12 @@ pub fn no_failure_yet(part: &PartReport) -> bool {
 pub fn row_of(values: &[f32], length: usize) -> Tensor2d {
     Tensor2d::from_vec(1, length, values[..length].to_vec())
         .expect("the slice has exactly `length` values")
+}
+
+/// The first output a case read back (its first read-write binding), as a
+/// `rows × columns` tensor of floats.
+pub fn output_tensor(outputs: &[Vec<u8>], rows: usize, columns: usize) -> Tensor2d {
+    tensor_of(&to_floats(&outputs[0]), rows, columns)
 }
 
 /// The first `rows × columns` values as a tensor.

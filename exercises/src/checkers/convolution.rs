@@ -7,14 +7,12 @@ use galaxy::gpu::{GpuContext, GpuError, GpuTensor, Readback};
 use galaxy::{ShapeError, Tensor2d, Tolerance};
 
 use crate::analysis::StaticRules;
-use crate::checkers::common::{
-    KernelUnderTest, context, no_failure_yet, run_case, static_part, tensor_of, with_cause,
-};
+use crate::checkers::common::{KernelUnderTest, context, output_tensor, static_part, with_cause};
 use crate::checkers::every_level::{
     GraphCase, expect_error, expect_shape, graph_level_part, run_cpu_level_explained,
 };
 use crate::checkers::hypotheses::{Hypothesis, changed, explain};
-use crate::kernel_run::{BufferData, to_floats};
+use crate::kernel_run::BufferData;
 use crate::report::{PartReport, Verdict, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::step_graph::Step;
@@ -269,19 +267,11 @@ fn gpu_level(wgsl: &std::path::Path) -> PartReport {
             ]),
         ];
         let grid = kernel.grid_over(output_rows, output_columns);
-        let verdict = run_case(
-            context,
-            &kernel,
-            &data,
-            grid,
-            |outputs| {
-                let actual = tensor_of(&to_floats(&outputs[0]), output_rows, output_columns);
-                let verdict = compare(&actual, &expected, TOLERANCE);
-                explain(verdict, &actual, TOLERANCE, || mistakes(&input, &weights))
-            },
-            no_failure_yet(&part),
-        );
-        part.push(describe(case), verdict);
+        kernel.check_case(context, &mut part, describe(case), &data, grid, |outputs| {
+            let actual = output_tensor(outputs, output_rows, output_columns);
+            let verdict = compare(&actual, &expected, TOLERANCE);
+            explain(verdict, &actual, TOLERANCE, || mistakes(&input, &weights))
+        });
     }
     // What no run can show, judged on the kernel alone, belongs to this level too.
     part.cases

@@ -4,9 +4,9 @@
 use galaxy::{Tensor2d, Tolerance};
 
 use crate::analysis::StaticRules;
-use crate::checkers::common::{load_or_fail, no_failure_yet, row_of, run_case, static_part};
+use crate::checkers::common::{load_or_fail, output_tensor, row_of, static_part};
 use crate::checkers::hypotheses::{Hypothesis, explain};
-use crate::kernel_run::{BufferData, to_floats, workgroups_for};
+use crate::kernel_run::{BufferData, workgroups_for};
 use crate::report::{PartReport, compare};
 use crate::shader::{BindingSpec, Element};
 use crate::submission::Submission;
@@ -53,19 +53,12 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
             BufferData::uniform(&[length as u32]),
         ];
         let grid = [workgroups_for(length, workgroup), 1, 1];
-        let verdict = run_case(
-            context,
-            &kernel,
-            &data,
-            grid,
-            |outputs| {
-                let actual = row_of(&to_floats(&outputs[0]), length);
-                let verdict = compare(&actual, &row_of(&expected, length), TOLERANCE);
-                explain(verdict, &actual, TOLERANCE, || mistakes(&a, &b))
-            },
-            no_failure_yet(&part),
-        );
-        part.push(format!("length {length}"), verdict);
+        let description = format!("length {length}");
+        kernel.check_case(context, &mut part, description, &data, grid, |outputs| {
+            let actual = output_tensor(outputs, 1, length);
+            let verdict = compare(&actual, &row_of(&expected, length), TOLERANCE);
+            explain(verdict, &actual, TOLERANCE, || mistakes(&a, &b))
+        });
     }
     vec![part, static_part(&kernel, &StaticRules::default())]
 }
