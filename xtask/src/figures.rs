@@ -205,6 +205,7 @@ fn draw_one(spec: &FigureSpec, csv: &Path, data: &Path, output: &Path) -> Result
 mod tests {
     use super::*;
     use crate::figure_drawing::{SMALLEST_TEXT, WIDTH, font_sizes};
+    use crate::figure_plan::Plan;
     use crate::figure_specs::MAX_SERIES_PER_PANEL;
 
     fn temporary(name: &str) -> PathBuf {
@@ -283,11 +284,13 @@ mod tests {
         (root, specs)
     }
 
-    #[test]
-    fn no_committed_figure_draws_more_than_six_series_in_a_panel() {
+    /// Every committed figure planned from its CSV file, with the file's path. A figure
+    /// whose file is missing fails the test, unless its spec says it may be missing.
+    fn committed_plans() -> Vec<(FigureSpec, PathBuf, Plan)> {
         let (root, specs) = committed_figures();
         let data = root.join("figures").join("data");
-        for spec in &specs {
+        let mut plans = Vec::new();
+        for spec in specs {
             let csv = data.join(format!("{}.csv", spec.source));
             if spec.optional && !csv.exists() {
                 continue;
@@ -299,8 +302,16 @@ mod tests {
                 csv.display()
             );
             let figure = Figure::read_csv(&csv).unwrap();
-            let planned = plan(spec, &figure, &csv.display().to_string(), &data)
+            let planned = plan(&spec, &figure, &csv.display().to_string(), &data)
                 .unwrap_or_else(|error| panic!("{error}"));
+            plans.push((spec, csv, planned));
+        }
+        plans
+    }
+
+    #[test]
+    fn no_committed_figure_draws_more_than_six_series_in_a_panel() {
+        for (spec, _, planned) in committed_plans() {
             for panel in &planned.panels {
                 assert!(
                     panel.lines.len() <= MAX_SERIES_PER_PANEL,
@@ -314,15 +325,8 @@ mod tests {
 
     #[test]
     fn committed_svgs_are_what_their_csv_draws_now() {
-        let (root, specs) = committed_figures();
-        let data = root.join("figures").join("data");
-        for spec in &specs {
-            let csv = data.join(format!("{}.csv", spec.source));
-            if spec.optional && !csv.exists() {
-                continue;
-            }
-            let figure = Figure::read_csv(&csv).unwrap();
-            let planned = plan(spec, &figure, &csv.display().to_string(), &data).unwrap();
+        let root = repository_root();
+        for (spec, csv, planned) in committed_plans() {
             let drawn = render(&planned).unwrap();
             let path = root.join("figures").join(format!("{}.svg", spec.id));
             let committed = std::fs::read_to_string(&path).unwrap_or_default();
