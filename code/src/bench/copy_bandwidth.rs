@@ -26,7 +26,9 @@
 //! buffers stop fitting the GPU's L2 cache: below that size repeated copies are served
 //! from the cache, above it from device memory.
 
-use std::sync::mpsc;
+mod clock;
+mod readback;
+
 use std::time::Instant;
 
 use thiserror::Error;
@@ -34,6 +36,10 @@ use thiserror::Error;
 use crate::gpu::dispatch::WorkgroupGrid;
 use crate::gpu::record::{BoundDispatch, uniform_buffer};
 use crate::gpu::{GpuContext, GpuError, compile_wgsl};
+
+pub use clock::TimingClock;
+use clock::{Timestamps, wait_for};
+use readback::read_words;
 
 /// The shader, baked into the binary like the crate's kernels.
 pub const COPY_SHADER: &str = include_str!("../../../shaders/copy.wgsl");
@@ -90,37 +96,6 @@ impl CopyMethod {
             CopyMethod::ComputeShader => limits
                 .max_buffer_size
                 .min(limits.max_storage_buffer_binding_size),
-        }
-    }
-}
-
-/// Which clock a measurement used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimingClock {
-    /// Timestamps the GPU wrote before the first copy and after the last one.
-    GpuTimestamps,
-    /// The CPU's clock from submission to the end of the wait: includes the submission.
-    WallClock,
-}
-
-impl TimingClock {
-    /// The clock this device allows: GPU timestamps when the device was created with the
-    /// features that allow them between commands of an encoder.
-    pub fn for_device(context: &GpuContext) -> TimingClock {
-        let needed =
-            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-        if context.device().features().contains(needed) {
-            TimingClock::GpuTimestamps
-        } else {
-            TimingClock::WallClock
-        }
-    }
-
-    /// How the figure's header names it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TimingClock::GpuTimestamps => "GPU timestamps around the copies",
-            TimingClock::WallClock => "wall clock around submit and wait",
         }
     }
 }
@@ -387,134 +362,6 @@ fn bind_copy_shader(
 struct CopySettings {
     vec4_count: u32,
     invocations_per_row: u32,
-}
-
-/// Two timestamp queries and the buffers their values travel through to the CPU.
-struct Timestamps {
-    queries: wgpu::QuerySet,
-    resolved: wgpu::Buffer,
-    staging: wgpu::Buffer,
-    /// Nanoseconds per timestamp tick.
-    period: f64,
-}
-
-impl Timestamps {
-    /// Bytes of the two resolved 64-bit timestamps.
-    const BYTES: u64 = 2 * 8;
-
-    fn new(context: &GpuContext) -> Timestamps {
-        let device = context.device();
-        let buffer = |label, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: Timestamps::BYTES,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Timestamps {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("copy timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            resolved: buffer(
-                "resolved timestamps",
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            ),
-            staging: buffer(
-                "timestamp staging",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
-            period: f64::from(context.queue().get_timestamp_period()),
-        }
-    }
-
-    fn record_resolve(&self, encoder: &mut wgpu::CommandEncoder) {
-        encoder.resolve_query_set(&self.queries, 0..2, &self.resolved, 0);
-        encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.staging, 0, Timestamps::BYTES);
-    }
-
-    /// The seconds between the two timestamps (call after the submission finished).
-    fn read_seconds(&self, context: &GpuContext) -> Result<f64, CopyError> {
-        let words = map_and_read(context, &self.staging, 0, Timestamps::BYTES)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&words);
-        let elapsed = ticks[1].wrapping_sub(ticks[0]);
-        Ok(elapsed as f64 * self.period * 1e-9)
-    }
-}
-
-/// Waits until `submission` has finished on the GPU.
-fn wait_for(context: &GpuContext, submission: wgpu::SubmissionIndex) -> Result<(), GpuError> {
-    context
-        .device()
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: None,
-        })
-        .map(|_| ())
-        .map_err(|error| GpuError::Readback {
-            reason: error.to_string(),
-        })
-}
-
-/// Copies `length` bytes of `buffer` from `offset` into a staging buffer and reads them.
-fn read_words(
-    context: &GpuContext,
-    buffer: &wgpu::Buffer,
-    offset: u64,
-    length: u64,
-) -> Result<Vec<u32>, GpuError> {
-    let staging = context.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("copy check staging"),
-        size: length,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = context
-        .device()
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("copy check readback"),
-        });
-    encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, length);
-    context.queue().submit([encoder.finish()]);
-    let bytes = map_and_read(context, &staging, 0, length)?;
-    Ok(bytemuck::cast_slice(&bytes).to_vec())
-}
-
-/// Maps a `MAP_READ` buffer, waits for the GPU, and copies `length` bytes out as 8-byte
-/// words (so that both u32 and u64 views of them are aligned).
-fn map_and_read(
-    context: &GpuContext,
-    staging: &wgpu::Buffer,
-    offset: u64,
-    length: u64,
-) -> Result<Vec<u64>, GpuError> {
-    let readback = |error: &dyn std::fmt::Display| GpuError::Readback {
-        reason: error.to_string(),
-    };
-    let slice = staging.slice(offset..offset + length);
-    let (sender, receiver) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        // The receiver is alive until we have read from it below.
-        let _ = sender.send(result);
-    });
-    context
-        .device()
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|error| readback(&error))?;
-    receiver
-        .recv()
-        .map_err(|error| readback(&error))?
-        .map_err(|error| readback(&error))?;
-    let words = {
-        let mapped = slice.get_mapped_range().map_err(|error| readback(&error))?;
-        let mut words = vec![0u64; (length as usize).div_ceil(8)];
-        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..length as usize].copy_from_slice(&mapped);
-        words
-    };
-    staging.unmap();
-    Ok(words)
 }
 
 #[cfg(test)]
