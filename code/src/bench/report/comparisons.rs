@@ -70,19 +70,25 @@ pub fn all(
     report: &mut Report,
 ) -> Result<(), SweepError> {
     let depth = options.depth;
+    let mut comparisons = Comparisons {
+        options,
+        context,
+        progress,
+        report,
+    };
     for &size in &options.comparison_sizes.pairs {
         let workload = random_mlp(size, depth, SEED)?;
-        round_trips_and_loops(options, context, &workload, progress, report)?;
-        compute_passes(options, context, &workload, progress, report)?;
+        comparisons.round_trips_and_loops(&workload)?;
+        comparisons.compute_passes(&workload)?;
     }
     for &size in &options.comparison_sizes.buffer_reuse {
         let workload = random_mlp(size, depth, SEED)?;
-        buffer_reuse(options, context, &workload, progress, report)?;
+        comparisons.buffer_reuse(&workload)?;
     }
-    relu_in_place(options, context, progress, report)?;
+    comparisons.relu_in_place()?;
     for &size in &options.comparison_sizes.crossover {
         let workload = random_mlp(size, depth, SEED)?;
-        crossover(options, context, &workload, progress, report)?;
+        comparisons.crossover(&workload)?;
     }
     report.notes.push(format!(
         "Comparisons: each group's contenders are prepared afresh and measured in turn on \
@@ -93,20 +99,13 @@ pub fn all(
     Ok(())
 }
 
-/// Times `contenders` on `workload`, taking turns.
-fn time_contenders(
-    options: &ReportOptions,
-    context: &GpuContext,
-    workload: &Workload,
-    contenders: &[Contender],
-    progress: &mut dyn Progress,
-) -> Result<Vec<Timed>, SweepError> {
-    let budget = options.budget();
-    time_interleaved(options, contenders.len(), |index| {
-        let measurement = contenders[index].time(workload, context, &budget)?;
-        progress.advance(&contenders[index].name());
-        Ok(measurement)
-    })
+/// What every comparison needs: the options, the GPU, the progress bar, and the report
+/// its rows go into.
+struct Comparisons<'a> {
+    options: &'a ReportOptions,
+    context: &'a GpuContext,
+    progress: &'a mut dyn Progress,
+    report: &'a mut Report,
 }
 
 /// `random_mlp(size, depth)` as the size column says it.
@@ -122,282 +121,260 @@ fn workload_size(workload: &Workload) -> String {
     format!("{size}, depth {depth}")
 }
 
-fn row(part: &'static str, name: String, size: &str, timed: &Timed, compared: String) -> ReportRow {
-    ReportRow {
-        part,
-        name,
-        size: size.to_string(),
-        milliseconds: Some(timed.milliseconds()),
-        gigaflops_per_second: None,
-        compared,
-        samples: timed.sample_text(),
-    }
-}
-
 /// `time ÷ name: 0.31 (0.29–0.33)`.
 fn time_over(timed: &Timed, reference: &Timed, name: &str) -> String {
     format!("time ÷ {name}: {}", with_range(&timed.ratio_to(reference)))
 }
 
-// ANCHOR: round_trips_and_loops
-/// `ImmediateCached` against `GraphCached`: the difference per operator is the cost of a
-/// round trip. `GraphLoopCached…` against `GraphCached…`: what one submission for many
-/// runs saves, without and with fusion.
-fn round_trips_and_loops(
-    options: &ReportOptions,
-    context: &GpuContext,
-    workload: &Workload,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    let size = workload_size(workload);
-    let timed = time_contenders(options, context, workload, &ROUND_TRIPS, progress)?;
-    // In the order of ROUND_TRIPS.
-    let (immediate, graph, graph_loop, fused, fused_loop) =
-        (&timed[0], &timed[1], &timed[2], &timed[3], &timed[4]);
-    let operators = workload
-        .graph
-        .graph()
-        .nodes
-        .iter()
-        .filter(|node| {
-            !matches!(
-                node.operator,
-                Operator::Input { .. } | Operator::Constant(_) | Operator::Output
-            )
-        })
-        .count();
-    let part = "round trips";
-    report.rows.push(row(
-        part,
-        "ImmediateCached".to_string(),
-        &size,
-        immediate,
-        String::new(),
-    ));
-    report.rows.push(row(
-        part,
-        "GraphCached".to_string(),
-        &size,
-        graph,
-        time_over(graph, immediate, "ImmediateCached"),
-    ));
-    let per_operator = immediate
-        .milliseconds()
-        .paired_with(&graph.milliseconds(), |immediate, graph| {
-            (immediate - graph) / operators as f64
-        })
-        .expect("measured side by side");
-    report.rows.push(ReportRow {
-        part,
-        name: format!("(ImmediateCached − GraphCached) / {operators} operators"),
-        size: size.clone(),
-        milliseconds: Some(per_operator),
-        gigaflops_per_second: None,
-        compared: "a round trip per operator".to_string(),
-        samples: graph.sample_text(),
-    });
-    let part = "graph loop";
-    for (name, timed, reference, reference_name) in [
-        ("GraphLoopCached", graph_loop, graph, "GraphCached"),
-        ("GraphCachedFused", fused, graph, "GraphCached"),
-        (
-            "GraphLoopCachedFused",
-            fused_loop,
-            fused,
-            "GraphCachedFused",
-        ),
-    ] {
-        report.rows.push(row(
-            part,
-            name.to_string(),
-            &size,
-            timed,
-            time_over(timed, reference, reference_name),
-        ));
-    }
-    Ok(())
-}
-// ANCHOR_END: round_trips_and_loops
-
-/// Each runner with one compute pass per run and one per dispatch; the op-code runner also
-/// against the fused graph's hand-written kernels, pass for pass.
-fn compute_passes(
-    options: &ReportOptions,
-    context: &GpuContext,
-    workload: &Workload,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    let size = workload_size(workload);
-    let contenders = PASSES.map(|(runner, passes)| Contender::Passes(runner, passes));
-    let timed = time_contenders(options, context, workload, &contenders, progress)?;
-    let fused_graph_one_pass = &timed[0];
-    for (index, (runner, passes)) in PASSES.into_iter().enumerate() {
-        let compared = match (runner, passes) {
-            (PassesOf::FusedGraph, ComputePasses::OnePerRun) => String::new(),
-            (PassesOf::OpCode, _) => time_over(
-                &timed[index],
-                fused_graph_one_pass,
-                "GraphCachedFused, one pass per run",
-            ),
-            (_, ComputePasses::OnePerDispatch) => {
-                time_over(&timed[index], &timed[index - 1], "one pass per run")
-            }
-            (PassesOf::Compiled, ComputePasses::OnePerRun) => time_over(
-                &timed[index],
-                fused_graph_one_pass,
-                "GraphCachedFused, one pass per run",
-            ),
-        };
-        let name = contenders[index].name();
-        report
-            .rows
-            .push(row("compute passes", name, &size, &timed[index], compared));
-    }
-    Ok(())
-}
-
-/// `GraphCompiled` with its buffers shared by liveness, and with one per tensor.
-fn buffer_reuse(
-    options: &ReportOptions,
-    context: &GpuContext,
-    workload: &Workload,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    let size = workload_size(workload);
-    let graph = rewrite_in_place(&fuse(&workload.graph)?)?;
-    let plans = [reuse_buffers(&graph).plan, BufferPlan::new(&graph)];
-    let timed = time_contenders(options, context, workload, &BUFFER_REUSE, progress)?;
-    for (index, (contender, plan)) in BUFFER_REUSE.iter().zip(&plans).enumerate() {
-        let megabytes = plan.bytes() as f64 / 1e6;
-        let buffers = format!(
-            "{size}: {} buffers, {} MB",
-            plan.buffer_shapes.len(),
-            significant(megabytes)
-        );
-        let compared = if index == 0 {
-            String::new()
-        } else {
-            time_over(&timed[index], &timed[0], "with reuse")
-        };
-        report.rows.push(row(
-            "buffer reuse",
-            contender.name(),
-            &buffers,
-            &timed[index],
-            compared,
-        ));
-    }
-    Ok(())
-}
-
-// ANCHOR: relu_in_place_comparison
-/// Immediate-mode ReLU (cached pipeline) into a new buffer and in place, on a square
-/// tensor. The in-place call runs on the same tensor every time: after the first run it
-/// holds no negative numbers, which changes nothing for a kernel that computes
-/// `max(x, 0)` for every element either way.
-fn relu_in_place(
-    options: &ReportOptions,
-    context: &GpuContext,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    let edge = options.comparison_sizes.relu;
-    let input = Tensor2d::random(edge, edge, -1.0..=1.0, SEED);
-    let gpu = ImmediateGpu::new(context, ShaderCompilation::Cached);
-    let what = |name: &str| format!("{name} of a {edge}×{edge} tensor");
-    let gpu_error = |name: &str| {
-        let what = what(name);
-        move |source| SweepError::Gpu {
-            what: what.clone(),
-            source: Box::new(source),
-        }
-    };
-    let expected = cpu::relu(&input);
-    let mut in_place = input.clone();
-    gpu.relu_in_place(&mut in_place)
-        .map_err(gpu_error("relu_in_place"))?;
-    let out_of_place = gpu.relu(&input).map_err(gpu_error("relu"))?;
-    for (name, result) in [("relu", &out_of_place), ("relu_in_place", &in_place)] {
-        if result != &expected {
-            return Err(SweepError::WrongResult {
-                what: what(name),
-                details: "differs from the CPU's ReLU".to_string(),
-            });
-        }
-    }
-    let budget = options.budget();
-    let names = ["relu", "relu_in_place"];
-    let timed = time_interleaved(options, names.len(), |index| {
-        let measurement = measure(&budget, |runs| {
-            for _ in 0..runs {
-                if index == 0 {
-                    std::hint::black_box(gpu.relu(&input).map_err(gpu_error("relu"))?);
-                } else {
-                    gpu.relu_in_place(&mut in_place)
-                        .map_err(gpu_error("relu_in_place"))?;
-                }
-            }
-            Ok::<(), SweepError>(())
+impl Comparisons<'_> {
+    /// Times `contenders` on `workload`, taking turns; returns the workload's size as the
+    /// size column writes it, and the times in the order of `contenders`.
+    fn time(
+        &mut self,
+        workload: &Workload,
+        contenders: &[Contender],
+    ) -> Result<(String, Vec<Timed>), SweepError> {
+        let budget = self.options.budget();
+        let timed = time_interleaved(self.options, contenders.len(), |index| {
+            let measurement = contenders[index].time(workload, self.context, &budget)?;
+            self.progress.advance(&contenders[index].name());
+            Ok(measurement)
         })?;
-        progress.advance(names[index]);
-        Ok(measurement)
-    })?;
-    let size = format!("{edge}×{edge}");
-    report.rows.push(row(
-        "ReLU in place",
-        "ImmediateCached relu".to_string(),
-        &size,
-        &timed[0],
-        String::new(),
-    ));
-    report.rows.push(row(
-        "ReLU in place",
-        "ImmediateCached relu_in_place".to_string(),
-        &size,
-        &timed[1],
-        time_over(&timed[1], &timed[0], "relu"),
-    ));
-    Ok(())
-}
-// ANCHOR_END: relu_in_place_comparison
+        Ok((workload_size(workload), timed))
+    }
 
-/// `CpuGraph` with the fast CPU kernel against the fastest GPU mode.
-fn crossover(
-    options: &ReportOptions,
-    context: &GpuContext,
-    workload: &Workload,
-    progress: &mut dyn Progress,
-    report: &mut Report,
-) -> Result<(), SweepError> {
-    let size = workload_size(workload);
-    let timed = time_contenders(options, context, workload, &CROSSOVER, progress)?;
-    let ratio: Repeats = timed[0].ratio_to(&timed[1]);
-    let verdict = if ratio.median() < 1.0 {
-        "the CPU is faster"
-    } else {
-        "the GPU is faster"
-    };
-    report.rows.push(row(
-        "CPU against GPU",
-        "CpuGraph".to_string(),
-        &size,
-        &timed[0],
-        format!(
+    /// Adds a row with the time of one contender.
+    fn push(
+        &mut self,
+        part: &'static str,
+        name: String,
+        size: &str,
+        timed: &Timed,
+        compared: String,
+    ) {
+        self.report.rows.push(ReportRow {
+            part,
+            name,
+            size: size.to_string(),
+            milliseconds: Some(timed.milliseconds()),
+            gigaflops_per_second: None,
+            compared,
+            samples: timed.sample_text(),
+        });
+    }
+
+    // ANCHOR: round_trips_and_loops
+    /// `ImmediateCached` against `GraphCached`: the difference per operator is the cost of
+    /// a round trip. `GraphLoopCached…` against `GraphCached…`: what one submission for
+    /// many runs saves, without and with fusion.
+    fn round_trips_and_loops(&mut self, workload: &Workload) -> Result<(), SweepError> {
+        let (size, timed) = self.time(workload, &ROUND_TRIPS)?;
+        // In the order of ROUND_TRIPS.
+        let (immediate, graph, graph_loop, fused, fused_loop) =
+            (&timed[0], &timed[1], &timed[2], &timed[3], &timed[4]);
+        let operators = workload
+            .graph
+            .graph()
+            .nodes
+            .iter()
+            .filter(|node| {
+                !matches!(
+                    node.operator,
+                    Operator::Input { .. } | Operator::Constant(_) | Operator::Output
+                )
+            })
+            .count();
+        let part = "round trips";
+        self.push(
+            part,
+            "ImmediateCached".to_string(),
+            &size,
+            immediate,
+            String::new(),
+        );
+        let compared = time_over(graph, immediate, "ImmediateCached");
+        self.push(part, "GraphCached".to_string(), &size, graph, compared);
+        let per_operator = immediate
+            .milliseconds()
+            .paired_with(&graph.milliseconds(), |immediate, graph| {
+                (immediate - graph) / operators as f64
+            })
+            .expect("measured side by side");
+        self.report.rows.push(ReportRow {
+            part,
+            name: format!("(ImmediateCached − GraphCached) / {operators} operators"),
+            size: size.clone(),
+            milliseconds: Some(per_operator),
+            gigaflops_per_second: None,
+            compared: "a round trip per operator".to_string(),
+            samples: graph.sample_text(),
+        });
+        for (name, timed, reference, reference_name) in [
+            ("GraphLoopCached", graph_loop, graph, "GraphCached"),
+            ("GraphCachedFused", fused, graph, "GraphCached"),
+            (
+                "GraphLoopCachedFused",
+                fused_loop,
+                fused,
+                "GraphCachedFused",
+            ),
+        ] {
+            let compared = time_over(timed, reference, reference_name);
+            self.push("graph loop", name.to_string(), &size, timed, compared);
+        }
+        Ok(())
+    }
+    // ANCHOR_END: round_trips_and_loops
+
+    /// Each runner with one compute pass per run and one per dispatch; the op-code runner
+    /// also against the fused graph's hand-written kernels, pass for pass.
+    fn compute_passes(&mut self, workload: &Workload) -> Result<(), SweepError> {
+        let contenders = PASSES.map(|(runner, passes)| Contender::Passes(runner, passes));
+        let (size, timed) = self.time(workload, &contenders)?;
+        let fused_graph_one_pass = &timed[0];
+        for (index, (runner, passes)) in PASSES.into_iter().enumerate() {
+            let compared = match (runner, passes) {
+                (PassesOf::FusedGraph, ComputePasses::OnePerRun) => String::new(),
+                (PassesOf::OpCode, _) => time_over(
+                    &timed[index],
+                    fused_graph_one_pass,
+                    "GraphCachedFused, one pass per run",
+                ),
+                (_, ComputePasses::OnePerDispatch) => {
+                    time_over(&timed[index], &timed[index - 1], "one pass per run")
+                }
+                (PassesOf::Compiled, ComputePasses::OnePerRun) => time_over(
+                    &timed[index],
+                    fused_graph_one_pass,
+                    "GraphCachedFused, one pass per run",
+                ),
+            };
+            let name = contenders[index].name();
+            self.push("compute passes", name, &size, &timed[index], compared);
+        }
+        Ok(())
+    }
+
+    /// `GraphCompiled` with its buffers shared by liveness, and with one per tensor.
+    fn buffer_reuse(&mut self, workload: &Workload) -> Result<(), SweepError> {
+        let graph = rewrite_in_place(&fuse(&workload.graph)?)?;
+        let plans = [reuse_buffers(&graph).plan, BufferPlan::new(&graph)];
+        let (size, timed) = self.time(workload, &BUFFER_REUSE)?;
+        for (index, (contender, plan)) in BUFFER_REUSE.iter().zip(&plans).enumerate() {
+            let megabytes = plan.bytes() as f64 / 1e6;
+            let buffers = format!(
+                "{size}: {} buffers, {} MB",
+                plan.buffer_shapes.len(),
+                significant(megabytes)
+            );
+            let compared = if index == 0 {
+                String::new()
+            } else {
+                time_over(&timed[index], &timed[0], "with reuse")
+            };
+            self.push(
+                "buffer reuse",
+                contender.name(),
+                &buffers,
+                &timed[index],
+                compared,
+            );
+        }
+        Ok(())
+    }
+
+    // ANCHOR: relu_in_place_comparison
+    /// Immediate-mode ReLU (cached pipeline) into a new buffer and in place, on a square
+    /// tensor. The in-place call runs on the same tensor every time: after the first run
+    /// it holds no negative numbers, which changes nothing for a kernel that computes
+    /// `max(x, 0)` for every element either way.
+    fn relu_in_place(&mut self) -> Result<(), SweepError> {
+        let edge = self.options.comparison_sizes.relu;
+        let input = Tensor2d::random(edge, edge, -1.0..=1.0, SEED);
+        let gpu = ImmediateGpu::new(self.context, ShaderCompilation::Cached);
+        let what = |name: &str| format!("{name} of a {edge}×{edge} tensor");
+        let gpu_error = |name: &str| {
+            let what = what(name);
+            move |source| SweepError::Gpu {
+                what: what.clone(),
+                source: Box::new(source),
+            }
+        };
+        let expected = cpu::relu(&input);
+        let mut in_place = input.clone();
+        gpu.relu_in_place(&mut in_place)
+            .map_err(gpu_error("relu_in_place"))?;
+        let out_of_place = gpu.relu(&input).map_err(gpu_error("relu"))?;
+        for (name, result) in [("relu", &out_of_place), ("relu_in_place", &in_place)] {
+            if result != &expected {
+                return Err(SweepError::WrongResult {
+                    what: what(name),
+                    details: "differs from the CPU's ReLU".to_string(),
+                });
+            }
+        }
+        let budget = self.options.budget();
+        let names = ["relu", "relu_in_place"];
+        let timed = time_interleaved(self.options, names.len(), |index| {
+            let measurement = measure(&budget, |runs| {
+                for _ in 0..runs {
+                    if index == 0 {
+                        std::hint::black_box(gpu.relu(&input).map_err(gpu_error("relu"))?);
+                    } else {
+                        gpu.relu_in_place(&mut in_place)
+                            .map_err(gpu_error("relu_in_place"))?;
+                    }
+                }
+                Ok::<(), SweepError>(())
+            })?;
+            self.progress.advance(names[index]);
+            Ok(measurement)
+        })?;
+        let size = format!("{edge}×{edge}");
+        let part = "ReLU in place";
+        self.push(
+            part,
+            "ImmediateCached relu".to_string(),
+            &size,
+            &timed[0],
+            String::new(),
+        );
+        let compared = time_over(&timed[1], &timed[0], "relu");
+        self.push(
+            part,
+            "ImmediateCached relu_in_place".to_string(),
+            &size,
+            &timed[1],
+            compared,
+        );
+        Ok(())
+    }
+    // ANCHOR_END: relu_in_place_comparison
+
+    /// `CpuGraph` with the fast CPU kernel against the fastest GPU mode.
+    fn crossover(&mut self, workload: &Workload) -> Result<(), SweepError> {
+        let (size, timed) = self.time(workload, &CROSSOVER)?;
+        let ratio: Repeats = timed[0].ratio_to(&timed[1]);
+        let verdict = if ratio.median() < 1.0 {
+            "the CPU is faster"
+        } else {
+            "the GPU is faster"
+        };
+        let compared = format!(
             "{} ({verdict})",
             time_over(&timed[0], &timed[1], "GraphCompiled")
-        ),
-    ));
-    report.rows.push(row(
-        "CPU against GPU",
-        "GraphCompiled".to_string(),
-        &size,
-        &timed[1],
-        String::new(),
-    ));
-    Ok(())
+        );
+        let part = "CPU against GPU";
+        self.push(part, "CpuGraph".to_string(), &size, &timed[0], compared);
+        self.push(
+            part,
+            "GraphCompiled".to_string(),
+            &size,
+            &timed[1],
+            String::new(),
+        );
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -30,154 +30,17 @@
 pub mod comparisons;
 pub mod contenders;
 pub mod kernels;
+mod options;
 pub mod workload;
 
 use std::fmt::Write as _;
 
 use crate::bench::hardware::hardware_description;
 use crate::bench::repeats::{Repeats, interleaved};
-use crate::bench::sweeps::{Budget, Measurement, Progress, SweepError};
+use crate::bench::sweeps::{Measurement, Progress, SweepError};
 use crate::gpu::GpuContext;
-use crate::runner::ExecutionMode;
 
-/// The parts of the report, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReportPart {
-    Workload,
-    Comparisons,
-    CompileTime,
-    GpuLinear,
-    CpuLinear,
-}
-
-impl ReportPart {
-    pub const ALL: [ReportPart; 5] = [
-        ReportPart::Workload,
-        ReportPart::Comparisons,
-        ReportPart::CompileTime,
-        ReportPart::GpuLinear,
-        ReportPart::CpuLinear,
-    ];
-
-    /// The name on the command line (`--parts workload,comparisons`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ReportPart::Workload => "workload",
-            ReportPart::Comparisons => "comparisons",
-            ReportPart::CompileTime => "compile-time",
-            ReportPart::GpuLinear => "gpu-linear",
-            ReportPart::CpuLinear => "cpu-linear",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<ReportPart> {
-        ReportPart::ALL.into_iter().find(|part| part.name() == name)
-    }
-}
-
-/// The sizes the comparisons run at (the depth is the report's).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ComparisonSizes {
-    /// Loop pairs, round trips and compute passes.
-    pub pairs: Vec<usize>,
-    /// The compiled mode with and without buffer reuse.
-    pub buffer_reuse: Vec<usize>,
-    /// The edge of the square tensor of ReLU against in-place ReLU.
-    pub relu: usize,
-    /// `CpuGraph` against `GraphCompiled`.
-    pub crossover: Vec<usize>,
-}
-
-impl Default for ComparisonSizes {
-    fn default() -> Self {
-        ComparisonSizes {
-            pairs: vec![64, 256],
-            buffer_reuse: vec![256, 1024],
-            relu: 1024,
-            crossover: vec![16, 32, 64, 128, 256],
-        }
-    }
-}
-
-/// What the report measures.
-#[derive(Debug, Clone)]
-pub struct ReportOptions {
-    /// Size and depth of the standard workload.
-    pub size: usize,
-    pub depth: usize,
-    /// The median is taken over this many samples.
-    pub samples: usize,
-    /// Runs shorter than this are grouped into one sample (graph-loop modes record the
-    /// runs of one sample into one submission).
-    pub minimum_sample_seconds: f64,
-    /// How many times each measurement is repeated, interleaved with the others of its
-    /// comparison (at least 1).
-    pub repeats: usize,
-    /// The parts to measure.
-    pub parts: Vec<ReportPart>,
-    /// Leave out the modes that compile their shaders on every run.
-    pub skip_uncached: bool,
-    /// Leave out the CPU linear variants.
-    pub skip_cpu: bool,
-    /// Matrix sizes of the GPU linear kernels (none: neither they nor the peak are measured).
-    pub gpu_linear_sizes: Vec<usize>,
-    /// Matrix size of the CPU linear variants.
-    pub cpu_linear_size: usize,
-    pub comparison_sizes: ComparisonSizes,
-    /// Compilations timed per kernel and kind of source.
-    pub compile_iterations: usize,
-    /// The command line, recorded in the report.
-    pub command: String,
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        ReportOptions {
-            size: 256,
-            depth: 64,
-            samples: 10,
-            minimum_sample_seconds: 0.02,
-            repeats: 1,
-            parts: ReportPart::ALL.to_vec(),
-            skip_uncached: false,
-            skip_cpu: false,
-            gpu_linear_sizes: vec![1024, 2048, 4096],
-            cpu_linear_size: 1024,
-            comparison_sizes: ComparisonSizes::default(),
-            compile_iterations: 20,
-            command: String::new(),
-        }
-    }
-}
-
-impl ReportOptions {
-    pub fn includes(&self, part: ReportPart) -> bool {
-        self.parts.contains(&part)
-    }
-
-    /// Every measurement takes exactly `samples` samples, however long a run takes.
-    pub fn budget(&self) -> Budget {
-        Budget {
-            seconds_per_run: f64::INFINITY,
-            seconds_per_point: 0.0,
-            minimum_sample_seconds: self.minimum_sample_seconds,
-            minimum_samples: self.samples.max(1),
-            maximum_samples: self.samples.max(1),
-        }
-    }
-}
-
-/// The modes that compile every shader on every run: minutes on a software rasteriser.
-pub fn compiles_every_run(mode: ExecutionMode) -> bool {
-    matches!(
-        mode,
-        ExecutionMode::Immediate
-            | ExecutionMode::Graph
-            | ExecutionMode::GraphFused
-            | ExecutionMode::GraphLoop
-            | ExecutionMode::GraphLoopFused
-    )
-}
+pub use options::{ComparisonSizes, ReportOptions, ReportPart, compiles_every_run};
 
 /// One line of the report's table.
 #[derive(Debug, Clone, PartialEq)]
@@ -420,6 +283,23 @@ pub fn run_report(
 mod tests {
     use super::*;
     use crate::bench::sweeps::Silent;
+    use crate::runner::ExecutionMode;
+
+    /// The workload part alone on a 4 × 4 workload of depth 1, one sample per mode,
+    /// without the modes that compile every shader on every run.
+    fn tiny_workload_options(repeats: usize) -> ReportOptions {
+        ReportOptions {
+            size: 4,
+            depth: 1,
+            samples: 1,
+            minimum_sample_seconds: 0.0,
+            repeats,
+            parts: vec![ReportPart::Workload],
+            skip_uncached: true,
+            command: "cargo test".to_string(),
+            ..ReportOptions::default()
+        }
+    }
 
     #[test]
     fn numbers_keep_four_significant_digits() {
@@ -491,16 +371,7 @@ mod tests {
     #[test]
     fn skipping_uncached_modes_compares_with_immediate_cached() {
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
-        let options = ReportOptions {
-            size: 4,
-            depth: 1,
-            samples: 1,
-            minimum_sample_seconds: 0.0,
-            parts: vec![ReportPart::Workload],
-            skip_uncached: true,
-            command: "cargo test".to_string(),
-            ..ReportOptions::default()
-        };
+        let options = tiny_workload_options(1);
         let report = run_report(&options, Some(context), &mut Silent).unwrap();
         assert!(report.rows.iter().all(|row| row.name != "Immediate"));
         let parts: Vec<&str> = report.rows.iter().map(|row| row.part).collect();
@@ -521,17 +392,7 @@ mod tests {
     #[test]
     fn repeats_give_ranges_and_paired_ratios() {
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
-        let options = ReportOptions {
-            size: 4,
-            depth: 1,
-            samples: 1,
-            minimum_sample_seconds: 0.0,
-            repeats: 3,
-            parts: vec![ReportPart::Workload],
-            skip_uncached: true,
-            command: "cargo test".to_string(),
-            ..ReportOptions::default()
-        };
+        let options = tiny_workload_options(3);
         let report = run_report(&options, Some(context), &mut Silent).unwrap();
         let cpu_ratio = report.rows.iter().find(|row| row.name == "Cpu / CpuGraph");
         assert!(
