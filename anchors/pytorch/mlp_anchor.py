@@ -7,7 +7,8 @@ the crate's modes do:
 
 - PyTorch eager: one kernel launch per operator;
 - PyTorch CUDA graph: the whole forward pass captured once and replayed;
-- PyTorch compile: `torch.compile` (default mode; `--max-autotune` adds mode="max-autotune").
+- PyTorch compile: `torch.compile` (default mode, static shapes, compiled afresh per workload;
+  `--reduce-overhead` and `--max-autotune` add those modes).
 
 and the fp32 matrix-multiplication ceiling (cuBLAS SGEMM, TF32 off) at 1024, 2048 and 4096.
 Everything runs in fp32 with TF32 off, as the crate computes.
@@ -178,10 +179,11 @@ class TorchModes:
     """The ways of running a workload in PyTorch, each a function from nothing to the output
     on the host, upload and readback included."""
 
-    def __init__(self, torch, device, max_autotune, skip_compile):
+    def __init__(self, torch, device, max_autotune, skip_compile, reduce_overhead=False):
         self.torch = torch
         self.device = device
         self.max_autotune = max_autotune
+        self.reduce_overhead = reduce_overhead
         self.skip_compile = skip_compile
 
     def synchronize(self):
@@ -216,11 +218,19 @@ class TorchModes:
         elif not self.skip_compile:
             print("  (no CUDA graph on the CPU: that series is skipped)", flush=True)
         if not self.skip_compile:
-            compiled = torch.compile(forward)
+            # Every workload gets a compilation of its own. Dynamo caches compiled code per
+            # Python function, and `forward` is the same function for every workload: without a
+            # reset, the second shape would make it compile a dynamic-shape version and, past
+            # its recompile limit, fall back to eager. dynamic=False keeps the shapes static.
+            torch._dynamo.reset()
+            compiled = torch.compile(forward, dynamic=False)
             modes.append(("PyTorch compile", lambda: compiled(upload()).cpu()))
-            if self.max_autotune:
-                autotuned = torch.compile(forward, mode="max-autotune")
-                modes.append(("PyTorch compile max-autotune", lambda: autotuned(upload()).cpu()))
+            for wanted, mode in ((self.reduce_overhead, "reduce-overhead"),
+                                 (self.max_autotune, "max-autotune")):
+                if wanted:
+                    variant = torch.compile(forward, mode=mode, dynamic=False)
+                    modes.append((f"PyTorch compile {mode}",
+                                  lambda variant=variant: variant(upload()).cpu()))
         return modes
 
     def cuda_graph(self, forward, host_input):
@@ -349,6 +359,8 @@ def parse_arguments(argv):
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs first")
     parser.add_argument("--max-autotune", action="store_true",
                         help="also torch.compile(mode='max-autotune'): minutes of compiling per point")
+    parser.add_argument("--reduce-overhead", action="store_true",
+                        help="also torch.compile(mode='reduce-overhead'), which replays CUDA graphs")
     parser.add_argument("--skip-compile", action="store_true", help="no torch.compile series")
     parser.add_argument("--only", nargs="+", metavar="SIZExDEPTH", help="only these points")
     parser.add_argument("--no-spread", dest="spread", action="store_false",
@@ -378,7 +390,8 @@ def main(argv):
         torch.set_float32_matmul_precision("highest")
         if arguments.device == "cuda" and not torch.cuda.is_available():
             raise WorkloadError("PyTorch sees no CUDA device; use --device cpu to test on the CPU")
-        modes = TorchModes(torch, arguments.device, arguments.max_autotune, arguments.skip_compile)
+        modes = TorchModes(torch, arguments.device, arguments.max_autotune, arguments.skip_compile,
+                           arguments.reduce_overhead)
         synchronize = modes.synchronize
     hardware = describe_hardware(torch, arguments.device)
     print(f"# {hardware}", flush=True)
