@@ -25,7 +25,7 @@ use galaxy::{Tensor2d, Tolerance};
 const COMPARISON_TOLERANCE: Tolerance = Tolerance::new(1e-4, 1e-5);
 
 /// The seed of the second input: any seed the generator does not use for the first.
-const OTHER_INPUT_SEED: u64 = 0x5eed_0f_a_d1ff;
+const OTHER_INPUT_SEED: u64 = 0x5ee_d0fa_d1ff;
 
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();

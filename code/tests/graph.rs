@@ -319,7 +319,7 @@ fn layer_results(workload: &Workload, input: &Tensor2d) -> Vec<Tensor2d> {
 /// different one, and how many elements of the two differ beyond `MODE_TOLERANCE`.
 fn input_sensitivity(workload: &Workload) -> (f64, usize) {
     let (rows, columns) = workload.input.shape();
-    let other_input = Tensor2d::random(rows, columns, -1.0..=1.0, 0x5eed_0f_a_d1ff);
+    let other_input = Tensor2d::random(rows, columns, -1.0..=1.0, 0x5ee_d0fa_d1ff);
     let mut runner = CpuGraphRunner::prepare(&workload.graph);
     let output = runner.run(&workload.input).unwrap();
     let other_output = runner.run(&other_input).unwrap();
