@@ -45,7 +45,10 @@ pub fn read_sgemm_yardstick(path: &Path) -> Result<Vec<(f64, f64)>, YardstickErr
 fn parse_sgemm_yardstick(path: &str, text: &str) -> Result<Vec<(f64, f64)>, YardstickError> {
     let mut points = Vec::new();
     for (index, line) in text.lines().enumerate() {
-        let Some(rest) = line.strip_prefix(SERIES).and_then(|rest| rest.strip_prefix(',')) else {
+        let Some(rest) = line
+            .strip_prefix(SERIES)
+            .and_then(|rest| rest.strip_prefix(','))
+        else {
             continue;
         };
         let malformed = || YardstickError::Malformed {
