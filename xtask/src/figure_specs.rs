@@ -16,6 +16,12 @@
 //! A CSV file that no entry names is drawn as one panel of all its series, every one
 //! emphasised; it must then have six series or fewer.
 
+mod cpu_anchors;
+mod fused_mlp;
+mod numbers;
+mod parallel;
+mod rust_basics;
+
 /// The most lines one panel of a figure may draw.
 pub const MAX_SERIES_PER_PANEL: usize = 6;
 
@@ -362,6 +368,12 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     }
     // The text of the H100 histogram speaks in µs, up to 1.3 ms.
     specs.push(FigureSpec::every_series("exercise-histogram-gpu").microseconds());
+    // Each later part of the book keeps its figures in its own file.
+    specs.extend(rust_basics::specs());
+    specs.extend(parallel::specs());
+    specs.extend(numbers::specs());
+    specs.extend(cpu_anchors::specs());
+    specs.extend(fused_mlp::specs());
     specs
 }
 // ANCHOR_END: figure_specs
