@@ -10,6 +10,8 @@
 //!
 //! - [`figure`]: the data behind one figure and its CSV file. It uses nothing else in the
 //!   crate (`cargo xtask` compiles the file on its own), so every module may use it.
+//! - [`rust_basics`]: module 0's measured Rust idioms: type layouts, iterators against indexed
+//!   loops, clones in a loop, and the three ways to dispatch a call.
 //! - [`tensor`]: `Tensor2d`, the one data type every operator works on.
 //! - [`cpu`]: CPU operators and the teaching variants the memory chapters compare.
 //! - [`memory`]: the CPU's memory hierarchy measured: access patterns, layouts, allocation,
@@ -25,6 +27,10 @@
 //!   after the compiler because the modes run the compiler's passes (fusion, buffer reuse,
 //!   the op-code compiler) before they run the graph.
 //! - [`bench`]: workloads and measurement helpers shared by the benches and the figure sweeps.
+//! - [`parallel`]: module 2: threads and shared state, channels, data parallelism with and
+//!   without work stealing, SIMD, and irregular workloads.
+//! - [`numbers`]: module 3: numbers in a machine: float formats and rounding, summation
+//!   error, integers and bit tricks, compression, Z-order and packing.
 
 // Alphabetical, as rustfmt keeps module declarations; the order of the layers is the list above.
 pub mod bench;
@@ -35,7 +41,10 @@ pub mod gpu;
 pub mod graph;
 pub mod immediate;
 pub mod memory;
+pub mod numbers;
+pub mod parallel;
 pub mod runner;
+pub mod rust_basics;
 pub mod tensor;
 
 pub use tensor::{Comparison, Mismatch, ShapeError, Tensor2d, Tolerance};

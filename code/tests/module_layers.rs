@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 /// The modules of `src/lib.rs`, in the order the book teaches them (`figure` first: it
 /// uses nothing else and everything may use it). The runner comes after the compiler
 /// because the execution modes run the compiler's passes.
-const LAYERS: [&str; 10] = [
+const LAYERS: [&str; 13] = [
     "figure",
+    "rust_basics",
     "tensor",
     "cpu",
     "memory",
@@ -23,6 +24,8 @@ const LAYERS: [&str; 10] = [
     "compiler",
     "runner",
     "bench",
+    "parallel",
+    "numbers",
 ];
 
 #[test]

@@ -1,0 +1,2 @@
+//! Module 3: numbers in a machine: float formats, rounding and summation error, integers
+//! and bit tricks, compression, Z-order and packing.
