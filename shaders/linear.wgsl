@@ -49,7 +49,7 @@ fn main(@builtin(global_invocation_id) global: vec3u,
         sum = sum + input[row * dimensions.inner + k] * weights[k * dimensions.columns + column];
     }
     if (apply_relu) {
-        sum = max(sum, 0.0);
+        sum = select(sum, 0.0, sum < 0.0);
     }
     output[row * dimensions.columns + column] = sum;
 }

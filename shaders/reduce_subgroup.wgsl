@@ -24,6 +24,34 @@ const BLOCK_SIZE: u32 = WORKGROUP_SIZE * VALUES_PER_INVOCATION;
 @group(0) @binding(1) var<storage, read_write> partial_results: array<f32>;
 @group(0) @binding(2) var<uniform> dimensions: Dimensions;
 
+// NaN and infinity, written as bit patterns, as in reduce.wgsl. WGSL lets a compiler assume that no float is
+// ever NaN or infinite, so it may fold `value != value` to false or assume `max` never sees
+// a NaN; a test on the bits is an integer test, which no such assumption touches.
+// A NaN has every exponent bit set and a fraction that is not zero.
+fn is_nan(value: f32) -> bool {
+    return (bitcast<u32>(value) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn not_a_number() -> f32 {
+    return bitcast<f32>(0x7fc00000u);
+}
+
+// −∞, the identity of the maximum: max(−∞, x) = x for every x, −∞ included.
+fn negative_infinity() -> f32 {
+    return bitcast<f32>(0xff800000u);
+}
+
+// The larger value, or NaN if either is NaN (as numpy.maximum and torch.maximum).
+fn max_propagating_nan(left: f32, right: f32) -> f32 {
+    if (is_nan(left)) {
+        return left;
+    }
+    if (is_nan(right)) {
+        return right;
+    }
+    return max(left, right);
+}
+
 // One total per subgroup; a workgroup has at most 256 subgroups (of size 1).
 var<workgroup> subgroup_totals: array<f32, WORKGROUP_SIZE>;
 
@@ -79,26 +107,29 @@ fn max_value(@builtin(workgroup_id) workgroup: vec3u,
     let block = workgroup.y * workgroup_count.x + workgroup.x;
     let block_start = block * BLOCK_SIZE;
 
-    // The lowest finite f32 is the identity for values that are all finite.
-    var value = -3.40282347e+38;
+    // Invocations past the end keep −∞, which changes no maximum.
+    var value = negative_infinity();
     for (var step = 0u; step < VALUES_PER_INVOCATION; step = step + 1u) {
         let index = block_start + step * WORKGROUP_SIZE + local_index;
         if (index < dimensions.element_count) {
-            value = max(value, input[index]);
+            value = max_propagating_nan(value, input[index]);
         }
     }
 
-    let subgroup_maximum = subgroupMax(value);
+    // subgroupMax makes no promise about NaN, so whether any lane holds one is asked
+    // separately, and a NaN replaces the maximum if so.
+    let subgroup_maximum = select(subgroupMax(value), not_a_number(),
+                                  subgroupAny(is_nan(value)));
     if (lane == 0u) {
         subgroup_totals[subgroup] = subgroup_maximum;
     }
     workgroupBarrier();
 
-    var share = -3.40282347e+38;
+    var share = negative_infinity();
     for (var index = lane; index < subgroup_count; index = index + subgroup_size) {
-        share = max(share, subgroup_totals[index]);
+        share = max_propagating_nan(share, subgroup_totals[index]);
     }
-    let maximum = subgroupMax(share);
+    let maximum = select(subgroupMax(share), not_a_number(), subgroupAny(is_nan(share)));
     if (local_index == 0u) {
         partial_results[block] = maximum;
     }

@@ -22,6 +22,10 @@ fn main(@builtin(workgroup_id) workgroup: vec3u,
     if (index >= dimensions.element_count) {
         return;
     }
-    output[index] = max(input[index], 0.0);
+    // `select(value, 0.0, value < 0.0)` rather than `max(value, 0.0)`: WGSL leaves
+    // max(NaN, 0) undefined (many GPUs return 0), and a comparison with NaN is false, so
+    // a NaN passes through, as on the CPU.
+    let value = input[index];
+    output[index] = select(value, 0.0, value < 0.0);
 }
 // ANCHOR_END: relu

@@ -21,6 +21,7 @@ fn main(@builtin(workgroup_id) workgroup: vec3u,
     if (index >= dimensions.element_count) {
         return;
     }
-    tensor[index] = max(tensor[index], 0.0);
+    let value = tensor[index];
+    tensor[index] = select(value, 0.0, value < 0.0);
 }
 // ANCHOR_END: relu_in_place

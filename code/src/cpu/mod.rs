@@ -43,8 +43,8 @@ pub use linear::{
 pub use linear_parallel::{linear_parallel, linear_parallel_into};
 pub use linear_register_blocked::{linear_register_blocked, linear_register_blocked_into};
 pub use reduce::{
-    max_several_accumulators, max_single_accumulator, sum_several_accumulators,
-    sum_single_accumulator,
+    max_propagating_nan, max_several_accumulators, max_single_accumulator,
+    sum_several_accumulators, sum_single_accumulator,
 };
 pub use relu::{relu, relu_in_place, relu_into};
 pub use softmax::{softmax, softmax_in_place};

@@ -57,15 +57,33 @@ pub fn sum_several_accumulators(values: &[f32]) -> f32 {
 }
 // ANCHOR_END: sum_several_accumulators
 
+// ANCHOR: max_propagating_nan
+/// The larger of two values, or NaN if either is NaN, as `numpy.maximum` and
+/// `torch.maximum` do.
+///
+/// [`f32::max`] does the opposite: it returns the other value when one is NaN, which
+/// would let a NaN produced upstream vanish from a maximum without a trace. A comparison
+/// with NaN is always false, so `left > right` fails for a NaN on either side and the
+/// `is_nan` test picks the NaN.
+pub fn max_propagating_nan(left: f32, right: f32) -> f32 {
+    if left > right || left.is_nan() {
+        left
+    } else {
+        right
+    }
+}
+// ANCHOR_END: max_propagating_nan
+
 // ANCHOR: max_single_accumulator
 /// The largest value, or `None` for an empty slice, which has no largest value.
 ///
-/// NaN values are skipped, as [`f32::max`] does; a slice holding only NaN gives NaN.
+/// A NaN anywhere makes the result NaN (see [`max_propagating_nan`]), as `numpy.max`
+/// and `torch.max` do.
 pub fn max_single_accumulator(values: &[f32]) -> Option<f32> {
     let (&first, rest) = values.split_first()?;
     let mut accumulator = first;
     for &value in rest {
-        accumulator = accumulator.max(value);
+        accumulator = max_propagating_nan(accumulator, value);
     }
     Some(accumulator)
 }
@@ -76,9 +94,9 @@ pub fn max_single_accumulator(values: &[f32]) -> Option<f32> {
 /// for an empty slice.
 ///
 /// Unlike a sum, the maximum does not depend on the order in which values are compared,
-/// so this always agrees exactly with [`max_single_accumulator`]. Every accumulator
-/// starts from the first value (rather than from −∞), so that a slice of only NaN still
-/// gives NaN, as the single-accumulator version does.
+/// so this always agrees with [`max_single_accumulator`] (NaN included). Every
+/// accumulator starts from the first value, which every maximum is at least, so no
+/// starting value has to be invented.
 pub fn max_several_accumulators(values: &[f32]) -> Option<f32> {
     let &first = values.first()?;
     let mut accumulators = [first; ACCUMULATORS];
@@ -86,11 +104,11 @@ pub fn max_several_accumulators(values: &[f32]) -> Option<f32> {
     let leftover = chunks.remainder();
     for chunk in chunks {
         for (accumulator, &value) in accumulators.iter_mut().zip(chunk) {
-            *accumulator = accumulator.max(value);
+            *accumulator = max_propagating_nan(*accumulator, value);
         }
     }
     for (accumulator, &value) in accumulators.iter_mut().zip(leftover) {
-        *accumulator = accumulator.max(value);
+        *accumulator = max_propagating_nan(*accumulator, value);
     }
     max_single_accumulator(&accumulators)
 }
@@ -149,7 +167,7 @@ mod tests {
     }
 
     #[test]
-    fn max_skips_nan_unless_there_is_nothing_else() {
+    fn a_nan_anywhere_makes_the_max_nan() {
         let with_nan = [
             f32::NAN,
             -3.0,
@@ -161,10 +179,20 @@ mod tests {
             -5.0,
             -6.0,
         ];
-        assert_eq!(max_single_accumulator(&with_nan), Some(-1.0));
-        assert_eq!(max_several_accumulators(&with_nan), Some(-1.0));
-        let only_nan = [f32::NAN; 9];
-        assert!(max_single_accumulator(&only_nan).unwrap().is_nan());
-        assert!(max_several_accumulators(&only_nan).unwrap().is_nan());
+        assert!(max_single_accumulator(&with_nan).unwrap().is_nan());
+        assert!(max_several_accumulators(&with_nan).unwrap().is_nan());
+        // A NaN between ordinary values, with larger values after it.
+        let example = [1.0, f32::NAN, 2.0, 1.0, 2.0, 3.0];
+        assert!(max_single_accumulator(&example).unwrap().is_nan());
+        assert!(max_several_accumulators(&example).unwrap().is_nan());
+    }
+
+    #[test]
+    fn max_propagating_nan_on_every_side() {
+        assert!(max_propagating_nan(f32::NAN, 1.0).is_nan());
+        assert!(max_propagating_nan(1.0, f32::NAN).is_nan());
+        assert_eq!(max_propagating_nan(1.0, 2.0), 2.0);
+        assert_eq!(max_propagating_nan(f32::NEG_INFINITY, -1e38), -1e38);
+        assert_eq!(max_propagating_nan(f32::INFINITY, 1.0), f32::INFINITY);
     }
 }

@@ -40,23 +40,13 @@ pub(crate) fn softmax_row_in_place(row: &mut [f32]) {
 }
 // ANCHOR_END: softmax_row_in_place
 
-/// Softmax of a row with no columns is undefined (there is nothing to normalise), so a
-/// tensor with zero columns is an error, even when it also has zero rows.
-fn reject_empty_rows(tensor: &Tensor2d, operation: &'static str) -> Result<(), ShapeError> {
-    if tensor.columns() == 0 {
-        return Err(ShapeError::Empty {
-            operation,
-            rows: tensor.rows(),
-            columns: tensor.columns(),
-        });
-    }
-    Ok(())
-}
-
 // ANCHOR: softmax_allocating
 /// Row-wise softmax into a new tensor of the same shape.
+///
+/// A tensor with no rows, or rows with no columns, gives an empty tensor of the same
+/// shape, as in NumPy and PyTorch: there is no value to normalise, so nothing is divided.
+/// The `Result` is kept so that every operator reports bad input the same way.
 pub fn softmax(input: &Tensor2d) -> Result<Tensor2d, ShapeError> {
-    reject_empty_rows(input, "softmax")?;
     let mut output = input.clone();
     for row in 0..output.rows() {
         softmax_row_in_place(output.row_mut(row));
@@ -69,7 +59,6 @@ pub fn softmax(input: &Tensor2d) -> Result<Tensor2d, ShapeError> {
 /// Row-wise softmax that overwrites its input: no second tensor, and each row is read and
 /// rewritten while it is still in cache.
 pub fn softmax_in_place(tensor: &mut Tensor2d) -> Result<(), ShapeError> {
-    reject_empty_rows(tensor, "softmax_in_place")?;
     for row in 0..tensor.rows() {
         softmax_row_in_place(tensor.row_mut(row));
     }
@@ -144,25 +133,12 @@ mod tests {
     }
 
     #[test]
-    fn rows_without_columns_are_an_error() {
+    fn rows_without_columns_give_an_empty_output() {
         for rows in [0, 3] {
             let mut empty = Tensor2d::zeros(rows, 0);
-            assert_eq!(
-                softmax(&empty),
-                Err(ShapeError::Empty {
-                    operation: "softmax",
-                    rows,
-                    columns: 0
-                })
-            );
-            assert_eq!(
-                softmax_in_place(&mut empty),
-                Err(ShapeError::Empty {
-                    operation: "softmax_in_place",
-                    rows,
-                    columns: 0
-                })
-            );
+            assert_eq!(softmax(&empty).unwrap().shape(), (rows, 0));
+            assert_eq!(softmax_in_place(&mut empty), Ok(()));
+            assert_eq!(empty.shape(), (rows, 0));
         }
     }
 

@@ -59,10 +59,12 @@ pub struct ContextOptions {
 /// The features the crate can use. None is required: every kernel that uses one has a
 /// fallback without it. Subgroup operations serve the kernels; timestamp queries let the
 /// benchmarks time work by the GPU's own clock (`bench::copy_bandwidth`), and without
-/// them they fall back to the wall clock.
+/// them they fall back to the wall clock. Half-precision arithmetic in shaders
+/// (`enable f16;`) serves the comparison of float formats in `numbers::half_precision_gpu`.
 pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::TIMESTAMP_QUERY)
-    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    .union(wgpu::Features::SHADER_F16);
 
 impl ContextOptions {
     /// The primary backends (Vulkan, Metal, DirectX 12), plus OpenGL only when

@@ -4,6 +4,7 @@
 //! result back. It is the simplest way to use a GPU and the slowest: the transfers and
 //! the waiting dominate anything small. The graph chapters measure by how much.
 
+use crate::cpu::relu_in_place;
 use crate::gpu::linear_strategy::LinearSelection;
 use crate::gpu::record::{record_reduction, record_relu, record_relu_in_place, record_softmax};
 use crate::gpu::{
@@ -85,6 +86,9 @@ impl<'context> ImmediateGpu<'context> {
     ) -> Result<Tensor2d, GpuError> {
         // Check shapes (and whether the kernel can take them) before touching the GPU.
         let (rows, columns) = linear_output_shape(input.shape(), weights.shape(), bias.shape())?;
+        if rows == 0 || columns == 0 || input.columns() == 0 {
+            return Ok(linear_without_products(rows, columns, bias, apply_relu));
+        }
         let context = self.context;
         let strategy = self
             .linear
@@ -104,6 +108,9 @@ impl<'context> ImmediateGpu<'context> {
 
     /// `max(input, 0)` into a new tensor.
     pub fn relu(&self, input: &Tensor2d) -> Result<Tensor2d, GpuError> {
+        if input.is_empty() {
+            return Ok(input.clone());
+        }
         let context = self.context;
         let pipeline = self.pipelines.pipeline(context, Kernel::Relu)?;
         let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
@@ -115,6 +122,9 @@ impl<'context> ImmediateGpu<'context> {
 
     /// `max(tensor, 0)`, computed in one GPU buffer and written back into `tensor`.
     pub fn relu_in_place(&self, tensor: &mut Tensor2d) -> Result<(), GpuError> {
+        if tensor.is_empty() {
+            return Ok(());
+        }
         let context = self.context;
         let pipeline = self.pipelines.pipeline(context, Kernel::ReluInPlace)?;
         let on_gpu = GpuTensor::upload(context, tensor, Readback::Needed)?;
@@ -137,6 +147,9 @@ impl<'context> ImmediateGpu<'context> {
         strategy: ReductionStrategy,
         input: &Tensor2d,
     ) -> Result<Tensor2d, GpuError> {
+        if input.is_empty() {
+            return Ok(input.clone());
+        }
         let context = self.context;
         let pipeline = self
             .pipelines
@@ -171,14 +184,22 @@ impl<'context> ImmediateGpu<'context> {
         input: &Tensor2d,
     ) -> Result<f32, GpuError> {
         let kernel = reduction.kernel(strategy);
+        // ANCHOR: empty_reductions
+        // The sum of no values is 0, the identity of addition. The maximum of no values
+        // has no such answer (−∞ would be a guess that hides the mistake), so it is an
+        // error, as it is in NumPy and PyTorch.
         if input.is_empty() {
-            return Err(ShapeError::Empty {
-                operation: kernel.label(),
-                rows: input.rows(),
-                columns: input.columns(),
-            }
-            .into());
+            return match reduction {
+                Reduction::Sum => Ok(0.0),
+                Reduction::Max => Err(ShapeError::Empty {
+                    operation: kernel.label(),
+                    rows: input.rows(),
+                    columns: input.columns(),
+                }
+                .into()),
+            };
         }
+        // ANCHOR_END: empty_reductions
         let context = self.context;
         let pipeline = self.pipelines.pipeline(context, kernel)?;
         let input_on_gpu = GpuTensor::upload(context, input, Readback::Never)?;
@@ -223,3 +244,25 @@ impl<'context> ImmediateGpu<'context> {
     }
     // ANCHOR_END: submit_and_download
 }
+
+// ANCHOR: linear_without_products
+/// A linear layer with nothing to multiply: no output elements, or an inner dimension of
+/// 0, where `input · weights` is a `rows × columns` matrix of zeros and the output is the
+/// bias repeated on every row. No GPU buffer can be empty, so these shapes are answered
+/// on the host, with the same values the CPU operators give.
+fn linear_without_products(
+    rows: usize,
+    columns: usize,
+    bias: &Tensor2d,
+    apply_relu: bool,
+) -> Tensor2d {
+    let mut output = Tensor2d::zeros(rows, columns);
+    for row in 0..rows {
+        output.row_mut(row).copy_from_slice(bias.row(0));
+    }
+    if apply_relu {
+        relu_in_place(&mut output);
+    }
+    output
+}
+// ANCHOR_END: linear_without_products
