@@ -16,6 +16,7 @@
 //! the lower module and appear here under the compiler's name.
 
 pub mod buffer_reuse;
+pub mod fused_mlp;
 pub mod fusion;
 pub mod in_place;
 pub mod opcode;

@@ -14,6 +14,7 @@
 pub mod context;
 pub mod dispatch;
 pub mod error;
+pub mod fused_mlp;
 pub mod kernel;
 pub mod linear_strategy;
 pub mod pipeline_cache;

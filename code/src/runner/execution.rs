@@ -5,14 +5,17 @@
 //! back to the host: all modes do the same work and hand back the same numbers, so their
 //! timings compare like with like.
 
+use crate::compiler::fused_mlp::FusionRequest;
 use crate::compiler::{LinearSelection, fuse, reuse_buffers, rewrite_in_place};
 use crate::gpu::{GpuContext, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
+use crate::runner::fused::{FusedMlpRunner, prepare_fused};
 use crate::runner::gpu::{ComputePasses, GpuRunnerOptions};
 use crate::runner::node_by_node::evaluate_node_by_node;
 use crate::runner::{
-    BufferPlan, CpuGraphRunner, GpuGraphRunner, OpCodeRunner, RunError, run_operator_by_operator,
+    BufferPlan, CpuGraphRunner, CpuPrepackedRunner, GpuGraphRunner, OpCodeRunner, RunError,
+    run_operator_by_operator,
 };
 use crate::tensor::Tensor2d;
 
@@ -22,7 +25,9 @@ use crate::tensor::Tensor2d;
 pub enum ExecutionMode {
     /// Plain CPU operator calls, each allocating its result.
     Cpu,
-    /// The CPU graph runner: buffers allocated once, ReLU in place where legal.
+    /// The CPU graph runner: weights packed once, bias, ReLU and softmax in the matrix
+    /// product's epilogue, every layer run on one block of rows while it is in cache, the
+    /// rows shared between threads as a measurement at preparation chose.
     CpuGraph,
     /// One GPU operator at a time: upload, compile, dispatch, read back.
     Immediate,
@@ -48,7 +53,8 @@ pub enum ExecutionMode {
     /// Everything at once: the graph fused, ReLUs in place, buffers shared by liveness,
     /// pipelines cached and bound once, each linear layer run by the kernel chosen for its
     /// shape (register-blocked where vec4 loads are possible), all of a run's kernels in
-    /// one compute pass.
+    /// one compute pass; or, where the fused-MLP pass expects it to be faster, the whole
+    /// chain of layers as one dispatch of the fully fused kernel.
     GraphCompiled,
 }
 // ANCHOR_END: execution_mode
@@ -117,15 +123,20 @@ impl ExecutionMode {
         let gpu = || context.ok_or(RunError::NoGpuContext { mode: self });
         let runner = match self {
             ExecutionMode::Cpu => Runner::OperatorByOperator(graph.clone()),
-            ExecutionMode::CpuGraph => {
-                Runner::CpuGraph(CpuGraphRunner::prepare(&rewrite_in_place(graph)?))
-            }
+            // Weights packed once, epilogues fused, threads chosen by measurement; a graph
+            // that is not a chain of layers falls back to the general CPU runner.
+            ExecutionMode::CpuGraph => match CpuPrepackedRunner::prepare(graph) {
+                Some(runner) => Runner::CpuPrepacked(runner),
+                None => Runner::CpuGraph(CpuGraphRunner::prepare(&rewrite_in_place(graph)?)),
+            },
             ExecutionMode::Immediate | ExecutionMode::ImmediateCached => Runner::Immediate {
                 graph: graph.clone(),
                 gpu: ImmediateGpu::new(gpu()?, self.compilation()),
             },
             ExecutionMode::OpCode => Runner::OpCode(OpCodeRunner::prepare(gpu()?, &fuse(graph)?)?),
-            ExecutionMode::GraphCompiled => Runner::GpuGraph(prepare_compiled(gpu()?, graph)?),
+            ExecutionMode::GraphCompiled => {
+                return prepare_compiled_with_fusion(gpu()?, graph, FusionRequest::default());
+            }
             _ => {
                 let graph = if self.fuses() {
                     fuse(graph)?
@@ -165,6 +176,23 @@ fn prepare_compiled<'context>(
     GpuGraphRunner::prepare_with_options(context, &graph, plan, options)
 }
 // ANCHOR_END: prepare_compiled
+
+/// The `GraphCompiled` mode with the fully fused kernel used as `request` asks: where
+/// the fused-MLP pass plans one kernel, that kernel; otherwise the per-layer runner.
+pub fn prepare_compiled_with_fusion<'context>(
+    context: &'context GpuContext,
+    graph: &ValidGraph,
+    request: FusionRequest,
+) -> Result<Execution<'context>, RunError> {
+    let runner = match prepare_fused(context, graph, request)? {
+        Some(fused) => Runner::FusedMlp(fused),
+        None => Runner::GpuGraph(prepare_compiled(context, graph)?),
+    };
+    Ok(Execution {
+        mode: ExecutionMode::GraphCompiled,
+        runner,
+    })
+}
 
 /// Where the compiled mode keeps its tensors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -217,6 +245,7 @@ pub struct Execution<'context> {
 enum Runner<'context> {
     OperatorByOperator(ValidGraph),
     CpuGraph(CpuGraphRunner),
+    CpuPrepacked(CpuPrepackedRunner),
     Immediate {
         graph: ValidGraph,
         gpu: ImmediateGpu<'context>,
@@ -224,11 +253,20 @@ enum Runner<'context> {
     GpuGraph(GpuGraphRunner<'context>),
     GpuGraphLoop(GpuGraphRunner<'context>),
     OpCode(OpCodeRunner<'context>),
+    FusedMlp(FusedMlpRunner<'context>),
 }
 
 impl Execution<'_> {
     pub fn mode(&self) -> ExecutionMode {
         self.mode
+    }
+
+    /// The fused runner, when the graph runs as one dispatch of the fully fused kernel.
+    pub fn fused_runner(&self) -> Option<&FusedMlpRunner<'_>> {
+        match &self.runner {
+            Runner::FusedMlp(runner) => Some(runner),
+            _ => None,
+        }
     }
 
     // ANCHOR: execution_run
@@ -245,9 +283,11 @@ impl Execution<'_> {
         match &mut self.runner {
             Runner::OperatorByOperator(graph) => run_operator_by_operator(graph, input),
             Runner::CpuGraph(runner) => runner.run(input),
+            Runner::CpuPrepacked(runner) => runner.run(input),
             Runner::Immediate { graph, gpu } => run_immediate(graph, gpu, input),
             Runner::GpuGraph(runner) | Runner::GpuGraphLoop(runner) => runner.run(input),
             Runner::OpCode(runner) => runner.run(input),
+            Runner::FusedMlp(runner) => runner.run(input),
         }
     }
 }

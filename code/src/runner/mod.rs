@@ -5,7 +5,9 @@
 //! done once is done in preparation; a run only computes.
 
 pub mod cpu;
+pub mod cpu_prepacked;
 pub mod execution;
+pub mod fused;
 pub mod gpu;
 pub mod node_by_node;
 pub mod opcode;
@@ -13,6 +15,7 @@ pub mod opcode;
 // The plan lives with the graph, where the compiler's buffer reuse can reach it too.
 pub use crate::graph::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
+pub use cpu_prepacked::CpuPrepackedRunner;
 pub use execution::{Execution, ExecutionMode};
 pub use gpu::GpuGraphRunner;
 pub use opcode::OpCodeRunner;
@@ -21,6 +24,7 @@ use thiserror::Error;
 
 use crate::compiler::opcode::OpCodeError;
 use crate::gpu::GpuError;
+use crate::gpu::fused_mlp::FusedMlpError;
 use crate::graph::GraphError;
 use crate::tensor::ShapeError;
 
@@ -42,4 +46,8 @@ pub enum RunError {
     OpCode(#[from] OpCodeError),
     #[error("the execution mode {mode:?} runs on the GPU, but no GPU context was given")]
     NoGpuContext { mode: ExecutionMode },
+    #[error(transparent)]
+    FusedKernel(FusedMlpError),
+    #[error("the graph cannot run as one fused kernel:\n{reason}")]
+    FusionNotPossible { reason: String },
 }

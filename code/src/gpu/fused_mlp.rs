@@ -1,0 +1,727 @@
+//! The fully fused MLP kernel: a chain of linear layers, ReLUs and a softmax in one dispatch.
+//!
+//! `shaders/templates/fused_mlp.wgsl.template` explains the kernel. This file holds what the
+//! GPU side needs to know about a chain (its shape: [`FusedChainShape`]), how one workgroup
+//! is laid out ([`FusedMlpConfig`]) and the checks of a layout against the device's limits,
+//! the specialisation of the template, and [`FusedMlpKernel`], which packs the weights into
+//! one buffer and binds the kernel to an input and an output.
+//!
+//! Which chains of a graph to fuse, and whether fusing pays, is the compiler's decision
+//! (`compiler::fused_mlp`); this file knows nothing about graphs.
+
+use thiserror::Error;
+use wgpu::util::DeviceExt;
+
+use crate::gpu::dispatch::WorkgroupGrid;
+use crate::gpu::preprocessor::{PreprocessorError, preprocess};
+use crate::gpu::record::BoundDispatch;
+use crate::gpu::register_blocked_linear::KernelLimits;
+use crate::gpu::shader::{ShaderChecks, compile_wgsl_with_checks};
+use crate::gpu::{GpuContext, GpuError, GpuTensor};
+use crate::tensor::Tensor2d;
+
+/// The template, baked into the binary like the hand-written shaders.
+pub const FUSED_MLP_TEMPLATE: &str =
+    include_str!("../../../shaders/templates/fused_mlp.wgsl.template");
+
+/// Invocations a workgroup of the fused kernel aims for: enough warps to hide the latency
+/// of the weight loads, few enough that every invocation has a whole vec4 column to sum.
+pub const TARGET_INVOCATIONS: u32 = 256;
+
+// ANCHOR: fused_chain_shape
+/// One linear layer of a fused chain: `inner × columns` weights, and whether a ReLU follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FusedLayerShape {
+    pub inner: usize,
+    pub columns: usize,
+    pub relu: bool,
+}
+
+/// What the fused kernel computes: `rows × input_columns` in, an optional ReLU, the
+/// layers one after the other, an optional row-wise softmax at the end.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FusedChainShape {
+    pub rows: usize,
+    pub input_columns: usize,
+    pub input_relu: bool,
+    pub layers: Vec<FusedLayerShape>,
+    pub softmax: bool,
+}
+// ANCHOR_END: fused_chain_shape
+
+/// Columns padded to whole vec4s.
+fn vectors(columns: usize) -> usize {
+    columns.div_ceil(4)
+}
+
+impl FusedChainShape {
+    /// The columns of the result.
+    pub fn output_columns(&self) -> usize {
+        self.layers
+            .last()
+            .map_or(self.input_columns, |layer| layer.columns)
+    }
+
+    /// The widest tensor of the chain (input included), in vec4s.
+    pub fn widest_vectors(&self) -> usize {
+        self.layers
+            .iter()
+            .map(|layer| vectors(layer.columns))
+            .chain([vectors(self.input_columns)])
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The widest tensor of the chain, in columns.
+    pub fn widest_columns(&self) -> usize {
+        self.layers
+            .iter()
+            .map(|layer| layer.columns)
+            .chain([self.input_columns])
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Multiply-adds count twice: the FLOPs of the linear layers.
+    pub fn flops(&self) -> f64 {
+        self.layers
+            .iter()
+            .map(|layer| 2.0 * self.rows as f64 * layer.inner as f64 * layer.columns as f64)
+            .sum()
+    }
+
+    /// Bytes of all the weights and biases, as the kernel reads them (padded).
+    pub fn parameter_bytes(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|layer| {
+                let columns = 4 * vectors(layer.columns) as u64;
+                (4 * vectors(layer.inner) as u64 + 1) * columns * 4
+            })
+            .sum()
+    }
+
+    /// The layers agree with each other and with the input.
+    fn check(&self) -> Result<(), FusedMlpError> {
+        if self.rows == 0 || self.input_columns == 0 {
+            return Err(FusedMlpError::EmptyChain);
+        }
+        if self.layers.is_empty() {
+            return Err(FusedMlpError::NoLayers);
+        }
+        let mut width = self.input_columns;
+        for (index, layer) in self.layers.iter().enumerate() {
+            if layer.inner != width || layer.columns == 0 {
+                return Err(FusedMlpError::LayersDoNotChain {
+                    layer: index,
+                    inner: layer.inner,
+                    columns: layer.columns,
+                    previous: width,
+                });
+            }
+            width = layer.columns;
+        }
+        Ok(())
+    }
+}
+
+// ANCHOR: fused_mlp_config
+/// How one workgroup of the fused kernel is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FusedMlpConfig {
+    /// Rows one workgroup owns from the first layer to the last (a power of two).
+    pub rows_per_workgroup: u32,
+    /// Rows whose sums one invocation keeps in registers (divides `rows_per_workgroup`).
+    pub rows_per_invocation: u32,
+    /// Invocations across the columns (a power of two); each computes the vec4 columns
+    /// `column_invocation + k · column_invocations`.
+    pub column_invocations: u32,
+}
+// ANCHOR_END: fused_mlp_config
+
+/// Why a fused kernel cannot be made for a chain.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum FusedMlpError {
+    #[error("the chain has no rows or no input columns")]
+    EmptyChain,
+    #[error("the chain has no linear layer, so there is nothing for the fused kernel to do")]
+    NoLayers,
+    #[error("layer {layer} is {inner} × {columns}, but it reads a tensor of {previous} columns")]
+    LayersDoNotChain {
+        layer: usize,
+        inner: usize,
+        columns: usize,
+        previous: usize,
+    },
+    #[error("the layer gives {given} weight tensors and biases for a chain of {expected} layers")]
+    ParameterCount { expected: usize, given: usize },
+    #[error(
+        "layer {layer}: weights of {weights:?} and a bias of {bias:?} do not fit a layer of \
+         {inner} × {columns}"
+    )]
+    ParameterShape {
+        layer: usize,
+        weights: (usize, usize),
+        bias: (usize, usize),
+        inner: usize,
+        columns: usize,
+    },
+    #[error("{config}: {rule}")]
+    BreaksARule {
+        config: FusedMlpConfig,
+        rule: &'static str,
+    },
+    #[error(
+        "{config}: a workgroup of {invocations} invocations is more than the device allows \
+         ({maximum})"
+    )]
+    TooManyInvocations {
+        config: FusedMlpConfig,
+        invocations: u32,
+        maximum: u32,
+    },
+    #[error(
+        "{config}: {rows} rows of activations {columns} wide, twice, need {bytes} bytes of \
+         workgroup memory, more than the device's {maximum}"
+    )]
+    TooMuchWorkgroupMemory {
+        config: FusedMlpConfig,
+        rows: u32,
+        columns: usize,
+        bytes: u64,
+        maximum: u32,
+    },
+    #[error(
+        "{workgroups} workgroups of {rows} rows are more than the device can launch in one \
+         dispatch"
+    )]
+    TooManyWorkgroups { workgroups: u64, rows: u32 },
+    #[error(transparent)]
+    Preprocessor(#[from] PreprocessorError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}
+
+/// The most sums one invocation keeps in registers (as for the register-blocked kernel).
+pub const MAXIMUM_SUMS_PER_INVOCATION: u32 = 64;
+
+impl FusedMlpConfig {
+    /// A layout as given; [`FusedMlpConfig::check`] says whether it can run.
+    pub const fn new(
+        rows_per_workgroup: u32,
+        rows_per_invocation: u32,
+        column_invocations: u32,
+    ) -> FusedMlpConfig {
+        FusedMlpConfig {
+            rows_per_workgroup,
+            rows_per_invocation,
+            column_invocations,
+        }
+    }
+
+    // ANCHOR: fused_mlp_layout
+    /// The layout for `rows_per_workgroup` rows of `shape`: one invocation per vec4 column
+    /// (up to [`TARGET_INVOCATIONS`]), and as few rows per invocation as keep the
+    /// workgroup within that many invocations.
+    pub fn for_rows(shape: &FusedChainShape, rows_per_workgroup: u32) -> FusedMlpConfig {
+        let rows = rows_per_workgroup.max(1);
+        let widest = u32::try_from(shape.widest_vectors()).unwrap_or(u32::MAX);
+        let column_invocations = widest.next_power_of_two().clamp(1, TARGET_INVOCATIONS);
+        // Row groups fill what is left of the target; every row group takes the same rows.
+        let row_groups = (TARGET_INVOCATIONS / column_invocations).clamp(1, rows);
+        let rows_per_invocation = (rows / row_groups).max(1);
+        FusedMlpConfig {
+            rows_per_workgroup: rows,
+            // The softmax gives every row column_invocations / rows_per_invocation lanes.
+            rows_per_invocation: rows_per_invocation.min(column_invocations),
+            column_invocations,
+        }
+    }
+    // ANCHOR_END: fused_mlp_layout
+
+    pub fn invocations(&self) -> u32 {
+        self.column_invocations * (self.rows_per_workgroup / self.rows_per_invocation.max(1))
+    }
+
+    /// Vec4 columns each column invocation computes, one after another.
+    pub fn column_groups(&self, shape: &FusedChainShape) -> u32 {
+        let widest = u32::try_from(shape.widest_vectors()).unwrap_or(u32::MAX);
+        widest.div_ceil(self.column_invocations.max(1))
+    }
+
+    // ANCHOR: fused_mlp_memory
+    /// Bytes of workgroup memory: two blocks of activations (the one a layer reads and the
+    /// one it writes), each `rows_per_workgroup` rows of the widest tensor, plus one float
+    /// per invocation for the softmax's partial results.
+    pub fn workgroup_memory_bytes(&self, shape: &FusedChainShape) -> u64 {
+        let block = u64::from(self.rows_per_workgroup) * shape.widest_vectors() as u64 * 16;
+        2 * block + u64::from(self.invocations()) * 4
+    }
+    // ANCHOR_END: fused_mlp_memory
+
+    /// Workgroups the dispatch launches: one per block of rows.
+    pub fn workgroups(&self, shape: &FusedChainShape) -> u64 {
+        (shape.rows as u64).div_ceil(u64::from(self.rows_per_workgroup.max(1)))
+    }
+
+    /// Checks the rules the template relies on, then the device's limits.
+    pub fn check(
+        &self,
+        shape: &FusedChainShape,
+        limits: &KernelLimits,
+    ) -> Result<(), FusedMlpError> {
+        let config = *self;
+        let breaks = |rule| Err(FusedMlpError::BreaksARule { config, rule });
+        if !self.rows_per_workgroup.is_power_of_two()
+            || !self.column_invocations.is_power_of_two()
+            || !self.rows_per_invocation.is_power_of_two()
+        {
+            return breaks(
+                "rows per workgroup, rows per invocation and column invocations must be powers of two",
+            );
+        }
+        if self.rows_per_invocation > self.rows_per_workgroup {
+            return breaks("an invocation cannot own more rows than its workgroup");
+        }
+        if self.rows_per_invocation > self.column_invocations {
+            return breaks(
+                "the softmax needs at least one invocation per row: rows per invocation may \
+                 not exceed the column invocations",
+            );
+        }
+        if self.rows_per_invocation * 4 > MAXIMUM_SUMS_PER_INVOCATION {
+            return breaks("at most 64 sums per invocation, or they spill out of registers");
+        }
+        let invocations = self.invocations();
+        let maximum = limits
+            .max_invocations_per_workgroup
+            .min(limits.max_workgroup_size_x);
+        if invocations > maximum {
+            return Err(FusedMlpError::TooManyInvocations {
+                config,
+                invocations,
+                maximum,
+            });
+        }
+        let bytes = self.workgroup_memory_bytes(shape);
+        if bytes > u64::from(limits.max_workgroup_storage_bytes) {
+            return Err(FusedMlpError::TooMuchWorkgroupMemory {
+                config,
+                rows: self.rows_per_workgroup,
+                columns: shape.widest_columns(),
+                bytes,
+                maximum: limits.max_workgroup_storage_bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for FusedMlpConfig {
+    /// `8 rows/workgroup, 2 rows × 64 columns of vec4/invocation`.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "{} rows per workgroup, {} invocations ({} across the columns, {} rows each)",
+            self.rows_per_workgroup,
+            self.invocations(),
+            self.column_invocations,
+            self.rows_per_invocation
+        )
+    }
+}
+
+// ANCHOR: fused_mlp_source
+/// The WGSL of the fused kernel for `shape` laid out as `config`: the template with the
+/// chain's widths and the layout written in as constants.
+pub fn fused_mlp_source(
+    shape: &FusedChainShape,
+    config: &FusedMlpConfig,
+    limits: &KernelLimits,
+) -> Result<String, FusedMlpError> {
+    shape.check()?;
+    config.check(shape, limits)?;
+    let mut values = vec![
+        ("ROW_COUNT", shape.rows.to_string()),
+        ("INPUT_COLUMNS", shape.input_columns.to_string()),
+        ("OUTPUT_COLUMNS", shape.output_columns().to_string()),
+        ("LAYER_COUNT", shape.layers.len().to_string()),
+        ("MAX_VECTORS", shape.widest_vectors().to_string()),
+        ("ROWS", config.rows_per_workgroup.to_string()),
+        (
+            "ROWS_PER_INVOCATION",
+            config.rows_per_invocation.to_string(),
+        ),
+        ("COLUMN_INVOCATIONS", config.column_invocations.to_string()),
+        ("COLUMN_GROUPS", config.column_groups(shape).to_string()),
+    ];
+    // WGSL wants unsigned constants written as such where they meet u32 arithmetic.
+    for (_, value) in &mut values {
+        value.push('u');
+    }
+    let mut flags = Vec::new();
+    if shape.input_relu {
+        flags.push("INPUT_RELU");
+    }
+    if shape.softmax {
+        flags.push("SOFTMAX");
+    }
+    // Every layer the same size: the loops get constant bounds.
+    let first = shape.layers[0];
+    if shape
+        .layers
+        .iter()
+        .all(|layer| layer.inner == first.inner && layer.columns == first.columns)
+    {
+        flags.push("UNIFORM_WIDTH");
+        values.push(("INNER_VECTORS", format!("{}u", vectors(first.inner))));
+        values.push(("COLUMN_VECTORS", format!("{}u", vectors(first.columns))));
+    }
+    let mut defines: Vec<(&str, &str)> = values
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    defines.extend(flags.iter().map(|flag| (*flag, "")));
+    Ok(preprocess(FUSED_MLP_TEMPLATE, &defines)?)
+}
+// ANCHOR_END: fused_mlp_source
+
+/// One entry of the kernel's layer table (the `Layer` struct of the template).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct LayerDescription {
+    weight_offset: u32,
+    bias_offset: u32,
+    inner_vectors: u32,
+    column_vectors: u32,
+    apply_relu: u32,
+    padding: [u32; 3],
+}
+
+/// The fused kernel for one chain, compiled, with its weights uploaded.
+pub struct FusedMlpKernel {
+    shape: FusedChainShape,
+    config: FusedMlpConfig,
+    pipeline: wgpu::ComputePipeline,
+    weights: wgpu::Buffer,
+    biases: wgpu::Buffer,
+    layers: wgpu::Buffer,
+}
+
+impl FusedMlpKernel {
+    // ANCHOR: fused_mlp_prepare
+    /// Compiles the kernel for `shape` and `config`, and uploads `parameters` (the weights
+    /// and bias of every layer, in order), each padded with zeros to whole vec4s.
+    pub fn prepare(
+        context: &GpuContext,
+        shape: &FusedChainShape,
+        config: FusedMlpConfig,
+        parameters: &[(&Tensor2d, &Tensor2d)],
+    ) -> Result<FusedMlpKernel, FusedMlpError> {
+        let limits = KernelLimits::of(&context.limits());
+        let source = fused_mlp_source(shape, &config, &limits)?;
+        if parameters.len() != shape.layers.len() {
+            return Err(FusedMlpError::ParameterCount {
+                expected: shape.layers.len(),
+                given: parameters.len(),
+            });
+        }
+        let (weights, biases, table) = pack_parameters(shape, parameters)?;
+        let label = format!("fused mlp, {} layers", shape.layers.len());
+        // Every loop of the template counts up to a constant or to a size from the layer
+        // table, and every workgroup value is written before it is read: the loop counters
+        // and the zeroing wgpu would add only cost time.
+        let pipeline = compile_wgsl_with_checks(
+            context,
+            &label,
+            &source,
+            "main",
+            &[],
+            ShaderChecks::TrustedLoops,
+        )?;
+        let storage = |label: &str, contents: &[u8]| {
+            context
+                .device()
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        };
+        Ok(FusedMlpKernel {
+            shape: shape.clone(),
+            config,
+            pipeline,
+            weights: storage("fused weights", bytemuck::cast_slice(&weights)),
+            biases: storage("fused biases", bytemuck::cast_slice(&biases)),
+            layers: storage("fused layer table", bytemuck::cast_slice(&table)),
+        })
+    }
+    // ANCHOR_END: fused_mlp_prepare
+
+    pub fn shape(&self) -> &FusedChainShape {
+        &self.shape
+    }
+
+    pub fn config(&self) -> FusedMlpConfig {
+        self.config
+    }
+
+    /// Binds the kernel to an input of the chain's input shape and an output of its result
+    /// shape: one dispatch, one workgroup per block of rows.
+    pub fn bind(
+        &self,
+        context: &GpuContext,
+        input: &GpuTensor,
+        output: &GpuTensor,
+    ) -> Result<BoundDispatch, FusedMlpError> {
+        let expected_input = (self.shape.rows, self.shape.input_columns);
+        let expected_output = (self.shape.rows, self.shape.output_columns());
+        for (name, expected, given) in [
+            ("input", expected_input, input.shape()),
+            ("output", expected_output, output.shape()),
+        ] {
+            if expected != given {
+                return Err(GpuError::Shape(crate::tensor::ShapeError::Incompatible {
+                    operation: "fused mlp",
+                    expectation: "the tensors must have the chain's input and result shapes",
+                    left_name: name,
+                    left: given,
+                    right_name: "chain",
+                    right: expected,
+                })
+                .into());
+            }
+        }
+        let workgroups = self.config.workgroups(&self.shape);
+        let limit = context.limits().max_compute_workgroups_per_dimension;
+        let grid = WorkgroupGrid::covering(workgroups, limit, "fused mlp").map_err(|_| {
+            FusedMlpError::TooManyWorkgroups {
+                workgroups,
+                rows: self.config.rows_per_workgroup,
+            }
+        })?;
+        let buffers = [
+            input.buffer(),
+            &self.weights,
+            &self.biases,
+            &self.layers,
+            output.buffer(),
+        ];
+        Ok(BoundDispatch::new(context, &self.pipeline, &buffers, grid))
+    }
+}
+
+/// The weights (vec4s, every layer padded to whole vec4s both ways), the biases (padded)
+/// and the layer table.
+type PackedParameters = (Vec<f32>, Vec<f32>, Vec<LayerDescription>);
+
+// ANCHOR: pack_parameters
+fn pack_parameters(
+    shape: &FusedChainShape,
+    parameters: &[(&Tensor2d, &Tensor2d)],
+) -> Result<PackedParameters, FusedMlpError> {
+    let mut weights = Vec::new();
+    let mut biases = Vec::new();
+    let mut table = Vec::new();
+    for (index, (layer, (layer_weights, bias))) in shape.layers.iter().zip(parameters).enumerate() {
+        if layer_weights.shape() != (layer.inner, layer.columns)
+            || bias.shape() != (1, layer.columns)
+        {
+            return Err(FusedMlpError::ParameterShape {
+                layer: index,
+                weights: layer_weights.shape(),
+                bias: bias.shape(),
+                inner: layer.inner,
+                columns: layer.columns,
+            });
+        }
+        let (inner_vectors, column_vectors) = (vectors(layer.inner), vectors(layer.columns));
+        table.push(LayerDescription {
+            weight_offset: (weights.len() / 4) as u32,
+            bias_offset: (biases.len() / 4) as u32,
+            inner_vectors: inner_vectors as u32,
+            column_vectors: column_vectors as u32,
+            apply_relu: u32::from(layer.relu),
+            padding: [0; 3],
+        });
+        let padded_columns = 4 * column_vectors;
+        for inner in 0..4 * inner_vectors {
+            for column in 0..padded_columns {
+                let value = if inner < layer.inner && column < layer.columns {
+                    layer_weights.get(inner, column)
+                } else {
+                    0.0
+                };
+                weights.push(value);
+            }
+        }
+        biases.extend(bias.row(0));
+        biases.resize(biases.len() + padded_columns - layer.columns, 0.0);
+    }
+    Ok((weights, biases, table))
+}
+// ANCHOR_END: pack_parameters
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limits of lavapipe, the smallest device the crate runs on.
+    const LAVAPIPE: KernelLimits = KernelLimits {
+        max_invocations_per_workgroup: 1024,
+        max_workgroup_size_x: 1024,
+        max_workgroup_storage_bytes: 32 * 1024,
+    };
+
+    fn chain(rows: usize, widths: &[usize], softmax: bool) -> FusedChainShape {
+        FusedChainShape {
+            rows,
+            input_columns: widths[0],
+            input_relu: false,
+            layers: widths
+                .windows(2)
+                .enumerate()
+                .map(|(index, pair)| FusedLayerShape {
+                    inner: pair[0],
+                    columns: pair[1],
+                    relu: index % 2 == 0,
+                })
+                .collect(),
+            softmax,
+        }
+    }
+
+    fn validate_with_naga(source: &str, what: &str) {
+        let module = naga::front::wgsl::parse_str(source)
+            .unwrap_or_else(|error| panic!("{what}: {}", error.emit_to_string(source)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|error| panic!("{what}: {}", error.emit_to_string(source)));
+    }
+
+    #[test]
+    fn every_layout_specialises_into_valid_wgsl() {
+        for (rows, widths, softmax) in [
+            (1, vec![1, 1], true),
+            (4, vec![4, 4, 4], true),
+            (256, vec![256, 256, 256], true),
+            (33, vec![3, 17, 100, 33], false),
+            (512, vec![512; 3], true),
+        ] {
+            let shape = chain(rows, &widths, softmax);
+            for rows_per_workgroup in [1, 2, 4, 8] {
+                let config = FusedMlpConfig::for_rows(&shape, rows_per_workgroup);
+                if config.check(&shape, &LAVAPIPE).is_err() {
+                    continue;
+                }
+                let source = fused_mlp_source(&shape, &config, &LAVAPIPE).unwrap();
+                assert!(!source.contains('#'), "a directive survived");
+                validate_with_naga(&source, &format!("{widths:?}, {config}"));
+            }
+        }
+    }
+
+    #[test]
+    fn the_layout_aims_at_one_invocation_per_vec4_column() {
+        let shape = chain(256, &[256, 256], true);
+        let config = FusedMlpConfig::for_rows(&shape, 8);
+        assert_eq!(config.column_invocations, 64);
+        assert_eq!(config.invocations(), TARGET_INVOCATIONS);
+        assert_eq!(config.rows_per_invocation, 2);
+        assert_eq!(config.column_groups(&shape), 1);
+        assert_eq!(config.workgroups(&shape), 32);
+        // Two blocks of 8 rows × 256 floats, plus 256 partial results.
+        assert_eq!(
+            config.workgroup_memory_bytes(&shape),
+            2 * 8 * 256 * 4 + 256 * 4
+        );
+        // A width of 3 is padded to one vec4; one row is one workgroup.
+        let tiny = chain(1, &[3, 3], true);
+        let config = FusedMlpConfig::for_rows(&tiny, 1);
+        assert_eq!((config.column_invocations, config.invocations()), (1, 1));
+        assert!(config.check(&tiny, &LAVAPIPE).is_ok());
+    }
+
+    #[test]
+    fn wide_chains_run_out_of_workgroup_memory() {
+        let shape = chain(1024, &[1024, 1024], true);
+        let config = FusedMlpConfig::for_rows(&shape, 4);
+        assert!(matches!(
+            config.check(&shape, &LAVAPIPE),
+            Err(FusedMlpError::TooMuchWorkgroupMemory { .. })
+        ));
+        let message = config.check(&shape, &LAVAPIPE).unwrap_err().to_string();
+        assert!(message.contains("workgroup memory"), "{message}");
+    }
+
+    #[test]
+    fn broken_rules_are_named() {
+        let shape = chain(64, &[64, 64], true);
+        let cases = [
+            (FusedMlpConfig::new(3, 1, 16), "powers of two"),
+            (FusedMlpConfig::new(2, 4, 16), "more rows than"),
+            (
+                FusedMlpConfig::new(32, 32, 16),
+                "at least one invocation per row",
+            ),
+            (FusedMlpConfig::new(32, 32, 32), "64 sums"),
+        ];
+        for (config, words) in cases {
+            match config.check(&shape, &LAVAPIPE) {
+                Err(FusedMlpError::BreaksARule { rule, .. }) => {
+                    assert!(rule.contains(words), "{config}: {rule}")
+                }
+                other => panic!("{config}: expected a broken rule, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn chains_that_do_not_chain_are_typed_errors() {
+        let mut shape = chain(4, &[4, 8, 8], true);
+        shape.layers[1].inner = 5;
+        let config = FusedMlpConfig::for_rows(&shape, 4);
+        assert!(matches!(
+            fused_mlp_source(&shape, &config, &LAVAPIPE),
+            Err(FusedMlpError::LayersDoNotChain { layer: 1, .. })
+        ));
+        shape.layers.clear();
+        assert_eq!(
+            fused_mlp_source(&shape, &config, &LAVAPIPE),
+            Err(FusedMlpError::NoLayers)
+        );
+    }
+
+    #[test]
+    fn packing_pads_every_layer_to_whole_vec4s() {
+        let shape = chain(2, &[3, 5], false);
+        let weights = Tensor2d::random(3, 5, -1.0..=1.0, 1);
+        let bias = Tensor2d::random(1, 5, -1.0..=1.0, 2);
+        let (packed, biases, table) = pack_parameters(&shape, &[(&weights, &bias)]).unwrap();
+        // 3 × 5 becomes 4 × 8.
+        assert_eq!(packed.len(), 4 * 8);
+        assert_eq!(biases.len(), 8);
+        assert_eq!((table[0].inner_vectors, table[0].column_vectors), (1, 2));
+        for inner in 0..4 {
+            for column in 0..8 {
+                let expected = if inner < 3 && column < 5 {
+                    weights.get(inner, column)
+                } else {
+                    0.0
+                };
+                assert_eq!(packed[inner * 8 + column], expected);
+            }
+        }
+        assert_eq!(&biases[..5], bias.row(0));
+        assert_eq!(&biases[5..], &[0.0; 3]);
+        let wrong = Tensor2d::random(5, 3, -1.0..=1.0, 1);
+        assert!(matches!(
+            pack_parameters(&shape, &[(&wrong, &bias)]),
+            Err(FusedMlpError::ParameterShape { layer: 0, .. })
+        ));
+    }
+}

@@ -1,0 +1,150 @@
+//! The runner of the fully fused MLP kernel: the whole graph in one dispatch.
+//!
+//! The compiled mode asks [`prepare_fused`] first. When the fused-MLP pass plans one
+//! kernel for the graph (`compiler::fused_mlp`), the runner compiles it, uploads the
+//! packed weights once, and binds the kernel to an input and an output buffer once. A run
+//! then writes the input, records one dispatch and the copy of the result into one
+//! submission, and reads the result back: one kernel per run instead of one per layer.
+
+use crate::compiler::fused_mlp::{
+    FusedMlpPlan, FusionChoice, FusionRequest, LARGE_GPU, find_chain, plan_fused_mlp,
+};
+use crate::gpu::fused_mlp::{FusedMlpError, FusedMlpKernel};
+use crate::gpu::record::{BoundDispatch, record_in_one_pass};
+use crate::gpu::register_blocked_linear::KernelLimits;
+use crate::gpu::{GpuContext, GpuTensor, Readback};
+use crate::graph::{Operator, TensorId, ValidGraph};
+use crate::runner::RunError;
+use crate::tensor::Tensor2d;
+
+/// The plan of the fused-MLP pass for `graph` on `context`'s device.
+pub fn plan_for_device(
+    context: &GpuContext,
+    graph: &ValidGraph,
+    request: FusionRequest,
+) -> FusedMlpPlan {
+    let limits = KernelLimits::of(&context.limits());
+    plan_fused_mlp(graph, &limits, &LARGE_GPU, request)
+}
+
+// ANCHOR: fused_runner
+/// Runs a graph as one dispatch of the fused MLP kernel.
+pub struct FusedMlpRunner<'context> {
+    context: &'context GpuContext,
+    plan: FusedMlpPlan,
+    input: GpuTensor,
+    output: GpuTensor,
+    dispatch: BoundDispatch,
+    /// Kept alive for the dispatch, which holds its pipeline and buffers.
+    _kernel: FusedMlpKernel,
+}
+// ANCHOR_END: fused_runner
+
+// ANCHOR: prepare_fused
+/// The fused runner for `graph` if the plan fuses it, `None` if the plan runs it layer by
+/// layer; an error if fusion was required ([`FusionChoice::Always`]) and is not possible.
+pub fn prepare_fused<'context>(
+    context: &'context GpuContext,
+    graph: &ValidGraph,
+    request: FusionRequest,
+) -> Result<Option<FusedMlpRunner<'context>>, RunError> {
+    let plan = plan_for_device(context, graph, request);
+    if !plan.is_fused() {
+        if request.choice == FusionChoice::Always {
+            return Err(RunError::FusionNotPossible {
+                reason: plan.to_string(),
+            });
+        }
+        return Ok(None);
+    }
+    FusedMlpRunner::prepare(context, graph, plan).map(Some)
+}
+// ANCHOR_END: prepare_fused
+
+impl<'context> FusedMlpRunner<'context> {
+    /// Prepares the kernel `plan` lays out (the plan must fuse the graph).
+    pub fn prepare(
+        context: &'context GpuContext,
+        graph: &ValidGraph,
+        plan: FusedMlpPlan,
+    ) -> Result<FusedMlpRunner<'context>, RunError> {
+        let config = plan.config().ok_or_else(|| RunError::FusionNotPossible {
+            reason: plan.to_string(),
+        })?;
+        let chain = find_chain(graph).map_err(|reason| RunError::FusionNotPossible { reason })?;
+        let constant = |id: TensorId| match &graph.graph().node(id).operator {
+            Operator::Constant(tensor) => Ok(tensor),
+            _ => Err(RunError::FusionNotPossible {
+                reason: format!("node {} holds no constant weights", id.0),
+            }),
+        };
+        let parameters = chain
+            .parameters
+            .iter()
+            .map(|&(weights, bias)| Ok((constant(weights)?, constant(bias)?)))
+            .collect::<Result<Vec<_>, RunError>>()?;
+        let kernel = FusedMlpKernel::prepare(context, &chain.shape, config, &parameters)?;
+        let shape = &chain.shape;
+        let input =
+            GpuTensor::uninitialized(context, shape.rows, shape.input_columns, Readback::Never)?;
+        let output = GpuTensor::uninitialized(
+            context,
+            shape.rows,
+            shape.output_columns(),
+            Readback::Needed,
+        )?;
+        let dispatch = kernel.bind(context, &input, &output)?;
+        Ok(FusedMlpRunner {
+            context,
+            plan,
+            input,
+            output,
+            dispatch,
+            _kernel: kernel,
+        })
+    }
+
+    /// What was fused, the layout and the estimates.
+    pub fn plan(&self) -> &FusedMlpPlan {
+        &self.plan
+    }
+
+    /// The buffer the result is written to, for tests that poison it before a run.
+    pub fn result_buffer(&self) -> &GpuTensor {
+        &self.output
+    }
+
+    // ANCHOR: fused_run
+    /// Runs the graph once: write the input, one dispatch and the copy of the result in
+    /// one submission, one readback.
+    pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
+        if input.shape() != self.input.shape() {
+            return Err(RunError::InputShape {
+                expected: self.input.shape(),
+                given: input.shape(),
+            });
+        }
+        self.input.write(self.context, input)?;
+        let mut encoder =
+            self.context
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("fused mlp"),
+                });
+        record_in_one_pass(&mut encoder, std::slice::from_ref(&self.dispatch));
+        self.output.record_copy_to_staging(&mut encoder)?;
+        self.context.queue().submit([encoder.finish()]);
+        Ok(self.output.read_staging(self.context)?)
+    }
+    // ANCHOR_END: fused_run
+}
+
+impl From<FusedMlpError> for RunError {
+    /// A GPU failure stays a GPU failure; everything else is about the fused kernel.
+    fn from(error: FusedMlpError) -> RunError {
+        match error {
+            FusedMlpError::Gpu(error) => RunError::Gpu(error),
+            other => RunError::FusedKernel(other),
+        }
+    }
+}
