@@ -4,6 +4,10 @@
 //! - `cargo xtask serve`: build the book and serve it on http://localhost:3000 with live
 //!   reload.
 //!
+//! - `cargo xtask pdf [--syllabus FILE] [--skip-build]`: print the book, or a course's
+//!   edition, to PDF with headless Chromium and check it (see `pdf.rs`).
+//! - `cargo xtask version`: print the book's version (for the release workflow).
+//!
 //! - `cargo xtask syllabus <file.toml>`: build a course's own book, with chosen chapters
 //!   up to a maximum level, into `book/<name>/` (see `syllabus.rs`).
 //! - `cargo xtask check [--book-dir book]`: check a built book's links, images and code
@@ -19,6 +23,7 @@
 
 mod bench_report;
 mod book;
+mod build_info;
 mod exercise;
 // The figure CSV format and the `--only` patterns are defined once, in the crate; xtask
 // compiles those two std-only files rather than depending on `galaxy`, which would build
@@ -38,7 +43,10 @@ mod figures;
 mod glob;
 mod level_cut;
 mod link_check;
+mod pdf;
+mod pdf_check;
 mod selection;
+mod site_pages;
 mod summary;
 mod syllabus;
 mod syllabus_build;
@@ -77,6 +85,17 @@ enum Task {
         /// The syllabus, e.g. `syllabi/gpu-six-weeks.toml`.
         file: PathBuf,
     },
+    /// Print the book (or a course's edition, at its highest level) to PDF and check it.
+    Pdf {
+        /// A syllabus file: print that course's edition instead of the whole book.
+        #[arg(long)]
+        syllabus: Option<PathBuf>,
+        /// Print the book already built in `book/` instead of building it first.
+        #[arg(long)]
+        skip_build: bool,
+    },
+    /// Print the book's version (`[workspace.metadata.book] version` in Cargo.toml).
+    Version,
     /// Check a built book: links, images, fragments, leftover directives, empty code.
     Check {
         /// The directory of the built book.
@@ -138,6 +157,13 @@ fn main() -> ExitCode {
         Task::InstallTools => tools::BookTools::ensure_installed().map(|_| ()),
         Task::Syllabus { file } => syllabus_build::build(&file),
         Task::Check { book_dir } => link_check::run(&book_dir),
+        Task::Pdf {
+            syllabus,
+            skip_build,
+        } => pdf::run(syllabus.as_deref(), skip_build),
+        Task::Version => build_info::Project::read(&tools::repository_root())
+            .map(|project| println!("{}", project.version))
+            .map_err(|error| error.to_string()),
         Task::Exercise {
             name,
             list,

@@ -10,8 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::build_info::BuildInfo;
 use crate::level_cut::{CutChapter, RemovedSection, cut_above_level, find_headings};
 use crate::selection::{PrefixPage, Selection, chapter_files, select_chapters, write_summary};
+use crate::site_pages::{self, Edition};
 use crate::summary::{Chapter, Summary};
 use crate::syllabus::Syllabus;
 use crate::tools::{BookTools, repository_root};
@@ -86,7 +88,23 @@ pub fn build(syllabus_file: &Path) -> Result<(), String> {
         &book_src.join("SUMMARY.md"),
         &write_summary(&prefix_pages, &selections),
     )?;
-    write_book_toml(&root, &book_root, &syllabus.title, &output)?;
+    let info = BuildInfo::read(&root).map_err(|error| error.to_string())?;
+    let to_text = |error: crate::build_info::BuildInfoError| error.to_string();
+    let edition = Edition {
+        title: syllabus.title.clone(),
+        cut_from: Some(crate::book::book_title(&root)?),
+        site_address: format!(
+            "{}{}/",
+            info.project.site_address().map_err(to_text)?,
+            syllabus.name
+        ),
+    };
+    let site_path = format!(
+        "{}{}/",
+        info.project.site_path().map_err(to_text)?,
+        syllabus.name
+    );
+    write_book_toml(&root, &book_root, &syllabus.title, &output, &site_path)?;
 
     let tools = BookTools::ensure_installed()?;
     eprintln!(
@@ -102,6 +120,8 @@ pub fn build(syllabus_file: &Path) -> Result<(), String> {
     if !status.success() {
         return Err(format!("mdbook build failed ({status})"));
     }
+    // The footer, page descriptions and sitemap, as for the whole book.
+    site_pages::finish(&output, &edition, &info)?;
     print_report(&syllabus, &selections, &reports, &output);
     Ok(())
 }
@@ -198,13 +218,15 @@ fn write_extra_pages(
     Ok(pages)
 }
 
-/// The real `book.toml` with the syllabus's title and the build going to `output`.
+/// The real `book.toml` with the syllabus's title, its own `site-url` (its 404 page is
+/// published at `site_path`) and the build going to `output`.
 /// The stylesheets and scripts it names are copied beside it, so their paths still hold.
 fn write_book_toml(
     root: &Path,
     book_root: &Path,
     title: &str,
     output: &Path,
+    site_path: &str,
 ) -> Result<(), String> {
     let mut config: toml::Table = read(&root.join("book.toml"))?
         .parse()
@@ -214,6 +236,14 @@ fn write_book_toml(
     book.insert("src".into(), "src".into());
     table(&mut config, "build")?
         .insert("build-dir".into(), output.to_string_lossy().as_ref().into());
+
+    if let Some(html) = config
+        .get_mut("output")
+        .and_then(|output| output.get_mut("html"))
+        .and_then(|html| html.as_table_mut())
+    {
+        html.insert("site-url".into(), site_path.into());
+    }
 
     let html = config.get("output").and_then(|output| output.get("html"));
     let mut referenced: Vec<String> = vec!["theme".to_string()];
