@@ -12,6 +12,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use thiserror::Error;
 
+// ANCHOR: shape_error
 /// Shape problems, reported instead of panicking whenever a caller hands us tensors that
 /// do not fit together.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -43,6 +44,7 @@ pub enum ShapeError {
         columns: usize,
     },
 }
+// ANCHOR_END: shape_error
 
 // ANCHOR: tensor2d
 /// A two-dimensional tensor of `f32`, stored row by row in one contiguous vector.
