@@ -5,8 +5,8 @@
 //! temporary root under `target/syllabus/<name>/` with a generated `SUMMARY.md`, the cut
 //! chapter files, everything else `src/` holds, and a `book.toml` derived from the real
 //! one. The chapters' include directives (`{{#include ../code/…}}`) are relative to the
-//! chapter, so the temporary root gets its own copy of `code/` and `shaders/` beside its
-//! `src/`, exactly where the real ones sit beside the real `src/`.
+//! chapter, so the temporary root gets its own copy of `code/`, `shaders/` and `exercises/`
+//! beside its `src/`, exactly where the real ones sit beside the real `src/`.
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +18,9 @@ use crate::summary::{Chapter, Summary};
 use crate::syllabus::Syllabus;
 use crate::tools::{BookTools, repository_root};
 
-/// Directories that chapters include code from, relative to the repository root.
-const INCLUDED_DIRECTORIES: [&str; 2] = ["code", "shaders"];
+/// Directories that chapters include code from, relative to the repository root. The
+/// exercise pages (level 4) include their starters and solutions from `exercises/`.
+const INCLUDED_DIRECTORIES: [&str; 3] = ["code", "shaders", "exercises"];
 
 /// Names a syllabus may not take: the main book's own directories in `book/`.
 const RESERVED_NAMES: [&str; 6] = [
