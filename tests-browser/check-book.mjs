@@ -17,8 +17,18 @@
 //   the target's level, at every level. Every violation is listed, with
 //   the page, the link's text, its target and the target's level.
 //
+// - pdf: the PDF from `cargo xtask pdf` (book/<repository name>.pdf): its title page names
+//   the version and commit the pages' footers show; screenshots of its title page, its
+//   contents and its first page with a figure (poppler's pdftoppm).
+//
+// The core group also checks each page's footer (version, commit) and its "Report a
+// problem with this page" link, and the link-preview tags and sitemap.xml that
+// `cargo xtask build` writes.
+//
 //   cd tests-browser && npm ci && node check-book.mjs
 //   node check-book.mjs --only levels        # one group (or several: --only core,pages)
+//
+// Without --only: every group, the pdf group only if the PDF is there (it says so if not).
 //
 // Environment: CHROMIUM (default /usr/bin/chromium), BOOK_DIR (default ../book),
 // SCREENSHOT_DIR (default ../ci-artifacts/screenshots).
@@ -27,6 +37,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -39,7 +50,9 @@ const CHAPTER = 'how-to-use-this-book.html';
 const WGSL_PAGE = 'module-1/immediate-gpu/the-remaining-compute-nodes.html';
 // A chapter index page, for the screenshot of contents links with level badges.
 const INDEX_PAGE = 'module-1/cpu-memory/index.html';
-const GROUPS = ['core', 'pages', 'levels'];
+const GROUPS = ['core', 'pages', 'levels', 'pdf'];
+// A page one level down, for the footer and link-preview checks.
+const NESTED_PAGE = 'module-1/cpu-memory/virtual-memory.html';
 
 // `--only levels`, `--only core,pages`, `--only=levels`: the groups to run (default: all).
 function chosenGroups(argv) {
@@ -62,9 +75,52 @@ function chosenGroups(argv) {
             chosen.push(name);
         }
     }
-    return chosen.length ? chosen : GROUPS;
+    return chosen.length ? chosen : null;
 }
-const groups = chosenGroups(process.argv.slice(2));
+const explicitGroups = chosenGroups(process.argv.slice(2));
+
+// ---- What the book says about itself (the root Cargo.toml and git) ----------------------
+
+// The book's version ([workspace.metadata.book] version), its repository, the published
+// site's address derived from it (as xtask/src/build_info.rs derives it), and the commit.
+function projectFacts() {
+    const manifest = fs.readFileSync(path.join(repo, 'Cargo.toml'), 'utf8');
+    const section = name => {
+        const start = manifest.indexOf(`[${name}]`);
+        if (start < 0) {
+            return '';
+        }
+        const rest = manifest.slice(start + name.length + 2);
+        const next = rest.search(/^\[/m);
+        return next < 0 ? rest : rest.slice(0, next);
+    };
+    const value = (text, key) => {
+        const m = new RegExp(`^${key}\\s*=\\s*"([^"]*)"`, 'm').exec(text);
+        return m ? m[1] : null;
+    };
+    const version = value(section('workspace.metadata.book'), 'version');
+    const repository = (value(section('workspace.package'), 'repository') || '').replace(/\/$/, '');
+    const m = /^https:\/\/github\.com\/([^/]+)\/([^/]+)$/.exec(repository);
+    let commit = null;
+    try {
+        commit = execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD']).toString().trim();
+    } catch {
+        commit = process.env.GITHUB_SHA || null;
+    }
+    return {
+        version,
+        repository,
+        name: m ? m[2] : null,
+        site: m ? `https://${m[1].toLowerCase()}.github.io/${m[2]}/` : null,
+        commit,
+    };
+}
+const facts = projectFacts();
+const pdfFile = path.join(bookDir, `${facts.name}.pdf`);
+const groups = explicitGroups || GROUPS.filter(g => g !== 'pdf' || fs.existsSync(pdfFile));
+if (!explicitGroups && !groups.includes('pdf')) {
+    console.log(`NOTE the pdf group does not run: no ${path.relative(process.cwd(), pdfFile)} (make it with \`cargo xtask pdf\`)`);
+}
 // The copy of book/ the server serves (set in main).
 let snapshotDir = null;
 
@@ -261,6 +317,143 @@ async function pageChecks(page, open, errors) {
         await box.scrollIntoViewIfNeeded();
         await box.screenshot({ path: path.join(shotDir, 'status-box.png') });
         return items.map(i => `${i.module}: ${i.status}`).join(', ');
+    });
+}
+
+// ---- Footer, errata link, link previews (written by `cargo xtask build`) ------------------
+
+async function footerChecks(page, open) {
+    await check('each page\'s footer shows the version and the commit', async () => {
+        assert(facts.version && facts.commit && facts.site,
+            `cannot read the version (${facts.version}), the commit (${facts.commit}) or the site (${facts.site})`);
+        const short = facts.commit.slice(0, 12);
+        for (const url of [CHAPTER, NESTED_PAGE]) {
+            await open(url);
+            const footer = page.locator('#page-footer');
+            assert(await footer.count() === 1, `${url}: ${await footer.count()} #page-footer elements, not 1`);
+            assert(await footer.isVisible(), `${url}: the footer is not visible`);
+            const shown = await footer.evaluate(el => ({
+                insideMain: el.closest('main') !== null,
+                version: (el.querySelector('.book-version') || {}).textContent,
+                commit: (el.querySelector('.book-commit') || {}).textContent,
+                commitLink: (el.querySelector('a.book-commit') || {}).href,
+            }));
+            assert(!shown.insideMain, `${url}: the footer is inside <main>, where the level filter and search see it`);
+            assert(shown.version === facts.version, `${url}: the footer shows version "${shown.version}", Cargo.toml says ${facts.version}`);
+            assert(shown.commit === short, `${url}: the footer shows commit "${shown.commit}", git says ${short}`);
+            assert(shown.commitLink === `${facts.repository}/commit/${facts.commit}`,
+                `${url}: the commit links to ${shown.commitLink}`);
+        }
+        // The footer is outside the text the level filter hides: it stays at level 1.
+        await page.evaluate(() => localStorage.setItem('galaxy-max-level', '1'));
+        await open(NESTED_PAGE);
+        const visible = await page.locator('#page-footer').isVisible();
+        await page.evaluate(() => localStorage.removeItem('galaxy-max-level'));
+        assert(visible, `${NESTED_PAGE}: the footer is hidden at level 1`);
+        await open(CHAPTER);
+        const footer = page.locator('#page-footer');
+        await footer.scrollIntoViewIfNeeded();
+        await footer.screenshot({ path: path.join(shotDir, 'page-footer.png') });
+        return `version ${facts.version}, commit ${short}`;
+    });
+
+    await check('"Report a problem with this page" opens a prefilled erratum naming the page', async () => {
+        const form = fs.readFileSync(path.join(repo, '.github', 'ISSUE_TEMPLATE', 'erratum.yml'), 'utf8');
+        const seen = [];
+        for (const url of [CHAPTER, NESTED_PAGE]) {
+            await open(url);
+            const link = page.getByRole('link', { name: 'Report a problem with this page' });
+            assert(await link.count() === 1, `${url}: ${await link.count()} errata links, not 1`);
+            assert(await link.isVisible(), `${url}: the errata link is not visible`);
+            const href = new URL(await link.getAttribute('href'));
+            assert(`${href.origin}${href.pathname}` === `${facts.repository}/issues/new`,
+                `${url}: the link leads to ${href.origin}${href.pathname}, not ${facts.repository}/issues/new`);
+            const q = href.searchParams;
+            const title = (await page.locator('main h1').first().textContent()).trim();
+            const address = facts.site + url;
+            assert(q.get('template') === 'erratum.yml', `${url}: template=${q.get('template')}`);
+            assert(q.get('title') === `Erratum: ${title}`, `${url}: title=${q.get('title')}`);
+            assert(q.get('page') === `${title} — ${address}`, `${url}: page=${q.get('page')}, expected "${title} — ${address}"`);
+            assert((q.get('commit') || '').startsWith(facts.commit), `${url}: commit=${q.get('commit')}, git says ${facts.commit}`);
+            assert((q.get('edition') || '').endsWith(` ${facts.version}`), `${url}: edition=${q.get('edition')}`);
+            for (const field of ['page', 'edition', 'commit']) {
+                assert(new RegExp(`id: ${field}\\b`).test(form), `the erratum form has no field "${field}" for the link to fill`);
+            }
+            seen.push(q.get('page'));
+        }
+        return seen.join('; ');
+    });
+
+    await check('each page has its own description for link previews, and sitemap.xml lists every page', async () => {
+        const descriptions = new Set();
+        for (const url of [CHAPTER, NESTED_PAGE]) {
+            await open(url);
+            const meta = await page.evaluate(() => {
+                const get = sel => { const el = document.querySelector(sel); return el && el.getAttribute('content'); };
+                const canonical = document.querySelector('link[rel="canonical"]');
+                const first = document.querySelector('main > p');
+                return {
+                    description: get('meta[name="description"]'),
+                    ogTitle: get('meta[property="og:title"]'),
+                    ogDescription: get('meta[property="og:description"]'),
+                    ogUrl: get('meta[property="og:url"]'),
+                    canonical: canonical && canonical.getAttribute('href'),
+                    title: document.querySelector('main h1').textContent.trim(),
+                    firstParagraph: first ? first.textContent.replace(/\s+/g, ' ').trim() : '',
+                };
+            });
+            assert(meta.ogTitle === meta.title, `${url}: og:title "${meta.ogTitle}", the page's title "${meta.title}"`);
+            assert(meta.description && meta.firstParagraph.startsWith(meta.description.replace(/…$/, '')),
+                `${url}: the description "${meta.description}" is not the start of the first paragraph`);
+            assert(meta.ogDescription === meta.description, `${url}: og:description differs from the description`);
+            assert(meta.ogUrl === facts.site + url && meta.canonical === meta.ogUrl,
+                `${url}: og:url ${meta.ogUrl}, canonical ${meta.canonical}; expected ${facts.site + url}`);
+            descriptions.add(meta.description);
+        }
+        assert(descriptions.size === 2, 'two pages share one description');
+        const sitemap = fs.readFileSync(path.join(snapshotDir, 'sitemap.xml'), 'utf8');
+        const listed = Array.from(sitemap.matchAll(/<loc>([^<]+)<\/loc>/g), m => m[1]);
+        const expected = bookPages(snapshotDir).map(p => (p === 'index.html' ? facts.site : facts.site + p));
+        const missing = expected.filter(address => !listed.includes(address));
+        assert(missing.length === 0, `sitemap.xml leaves out ${missing.length} page(s): ${missing.slice(0, 5).join(', ')}`);
+        assert(listed.length === expected.length, `sitemap.xml lists ${listed.length} addresses for ${expected.length} pages`);
+        return `${listed.length} pages in sitemap.xml`;
+    });
+}
+
+// ---- The PDF (from `cargo xtask pdf`) -----------------------------------------------------
+
+function pdftotext(args) {
+    return execFileSync('pdftotext', ['-enc', 'UTF-8', ...args, pdfFile, '-'], { maxBuffer: 1 << 30 }).toString('utf8');
+}
+
+async function pdfChecks() {
+    await check('the PDF\'s title page names the version and commit the footers show', async () => {
+        assert(fs.existsSync(pdfFile), `no ${pdfFile}: make it with \`cargo xtask pdf\``);
+        const titlePage = pdftotext(['-f', '1', '-l', '1']).replace(/\s+/g, ' ');
+        assert(titlePage.includes(`Version ${facts.version}`), `page 1 does not say "Version ${facts.version}": ${titlePage.slice(0, 200)}`);
+        assert(titlePage.includes(facts.commit.slice(0, 12)), `page 1 does not name commit ${facts.commit.slice(0, 12)}: ${titlePage.slice(0, 200)}`);
+        const pages = Number((/^Pages:\s+(\d+)/m.exec(execFileSync('pdfinfo', [pdfFile]).toString()) || [])[1]);
+        assert(pages > 2, `pdfinfo counts ${pages} pages`);
+        return `${pages} pages, ${(fs.statSync(pdfFile).size / 1048576).toFixed(1)} MiB`;
+    });
+
+    await check('screenshots of the PDF: title page, contents, the first page with a figure', async () => {
+        // The first figure of the print page, found in the PDF by its first label.
+        const print = fs.readFileSync(path.join(bookDir, 'print.html'), 'utf8');
+        const src = (/<img src="([^"]+\.svg)"/.exec(print) || [])[1];
+        assert(src, 'print.html shows no SVG figure');
+        const svg = fs.readFileSync(path.join(bookDir, src), 'utf8');
+        const label = ((/<text[^>]*>([^<]+)<\/text>/.exec(svg) || [])[1] || '').trim();
+        const pages = pdftotext([]).split('\f');
+        const figurePage = pages.findIndex(text => text.replace(/\s+/g, ' ').includes(label)) + 1;
+        assert(label && figurePage > 0, `the label "${label}" of ${src} is on no page of the PDF`);
+        for (const [number, name] of [[1, 'pdf-title-page'], [2, 'pdf-contents'], [figurePage, 'pdf-figure-page']]) {
+            const file = path.join(shotDir, name);
+            execFileSync('pdftoppm', ['-png', '-r', '80', '-f', String(number), '-l', String(number), '-singlefile', pdfFile, file]);
+            assert(fs.statSync(`${file}.png`).size > 5000, `${file}.png is nearly empty`);
+        }
+        return `pages 1, 2 and ${figurePage} (${src})`;
     });
 }
 
@@ -636,12 +829,20 @@ async function main() {
             });
         }
 
+        if (groups.includes('core')) {
+            await footerChecks(page, open);
+        }
+
         if (groups.includes('pages')) {
             await pageChecks(page, open, errors);
         }
 
         if (groups.includes('levels')) {
             await levelChecks(page, open);
+        }
+
+        if (groups.includes('pdf')) {
+            await pdfChecks();
         }
 
         await context.close();

@@ -133,14 +133,27 @@ fn check_tools() -> Result<(), String> {
             missing.join(", ")
         ));
     }
-    if Command::new("node").arg("--version").output().is_err() {
-        return Err(
-            "node not found: the PDF is printed by tests-browser/print-pdf.mjs, which needs \
-             Node 20 or later and Debian's `chromium`"
-                .to_string(),
-        );
+    let node_major = Command::new("node")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|output| {
+            let version = String::from_utf8_lossy(&output.stdout).into_owned();
+            version
+                .trim()
+                .trim_start_matches('v')
+                .split('.')
+                .next()
+                .and_then(|major| major.parse::<u32>().ok())
+        });
+    match node_major {
+        Some(major) if major >= 20 => Ok(()),
+        found => Err(format!(
+            "the PDF is printed by tests-browser/print-pdf.mjs, which needs Node 20 or later \
+             (found {}) and Debian's `chromium`",
+            found.map_or("no node".to_string(), |major| format!("Node {major}"))
+        )),
     }
-    Ok(())
 }
 
 /// Runs the print script, installing its one npm package first if needed.
