@@ -7,14 +7,19 @@
 //!     [--repeats 1] [--parts workload,comparisons,compile-time,gpu-linear,cpu-linear]
 //!     [--skip-uncached] [--skip-cpu] [--skip-gpu] [--sizes 1024,2048,4096] [--cpu-size 1024]
 //!     [--pair-sizes 64,256] [--reuse-sizes 256,1024] [--relu-size 1024]
-//!     [--crossover-sizes 16,32,64,128,256] [--compile-iterations 20] [--out report.md]
+//!     [--crossover-sizes 16,32,64,128,256] [--compile-iterations 20]
+//!     [--breakdown-sizes 4,64,256] [--breakdown-runs 5] [--breakdown-csv DIR] [--out report.md]
 //! ```
+//!
+//! `--parts breakdown --breakdown-csv figures/data` writes `time-breakdown-gpu.csv` (or
+//! `-software.csv` on lavapipe), the data of the book's time-breakdown figure.
 //!
 //! With `--repeats 3` every measurement is repeated three times, interleaved with the
 //! others of its comparison, and the table gives the median and the range of the repeats.
 //! The measurements live in `galaxy::bench::report`; this file reads the options, shows
 //! progress, prints the table and writes it.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,18 +51,19 @@ struct Arguments {
     #[arg(long, default_value_t = 1)]
     repeats: usize,
     /// The parts to measure, comma-separated: workload, comparisons, compile-time,
-    /// gpu-linear, cpu-linear.
+    /// gpu-linear, cpu-linear, breakdown.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "workload,comparisons,compile-time,gpu-linear,cpu-linear",
+        default_value = "workload,comparisons,compile-time,gpu-linear,cpu-linear,breakdown",
         value_parser = parse_part
     )]
     parts: Vec<ReportPart>,
     /// Leave out the modes that compile every shader on every run (slow on lavapipe).
     #[arg(long)]
     skip_uncached: bool,
-    /// Leave out the CPU linear variants.
+    /// Leave out everything that runs on the CPU: the CPU modes of the standard workload,
+    /// the CPU-against-GPU comparison and the CPU linear variants.
     #[arg(long)]
     skip_cpu: bool,
     /// Measure the CPU only (no GPU adapter needed).
@@ -84,6 +90,15 @@ struct Arguments {
     /// Compilations timed per kernel and kind of source.
     #[arg(long, default_value_t = 20)]
     compile_iterations: usize,
+    /// Sizes of the standard workload the time breakdown splits a run of.
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "4,64,256")]
+    breakdown_sizes: Vec<usize>,
+    /// Runs probed per mode and size of the time breakdown (the median one is shown).
+    #[arg(long, default_value_t = 5)]
+    breakdown_runs: usize,
+    /// Write the time breakdown's CSV file into this folder (e.g. figures/data).
+    #[arg(long)]
+    breakdown_csv: Option<PathBuf>,
     /// Also write the report, as Markdown, into this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -128,6 +143,7 @@ fn run(arguments: Arguments) -> Result<(), String> {
         .chain(&arguments.pair_sizes)
         .chain(&arguments.reuse_sizes)
         .chain(&arguments.crossover_sizes)
+        .chain(&arguments.breakdown_sizes)
         .chain([&arguments.cpu_size, &arguments.relu_size]);
     if all_sizes.into_iter().any(|&size| size == 0) {
         return Err("matrix and workload sizes must be at least 1".to_string());
@@ -151,6 +167,9 @@ fn run(arguments: Arguments) -> Result<(), String> {
             crossover: arguments.crossover_sizes,
         },
         compile_iterations: arguments.compile_iterations,
+        breakdown_sizes: arguments.breakdown_sizes,
+        breakdown_runs: arguments.breakdown_runs.max(1),
+        breakdown_csv: arguments.breakdown_csv,
         command: format!("bench_report {}", words.join(" "))
             .trim_end()
             .to_string(),
@@ -177,7 +196,9 @@ fn run(arguments: Arguments) -> Result<(), String> {
     Ok(())
 }
 
-/// An indicatif progress bar (drawn only when standard error is a terminal).
+/// An indicatif progress bar when standard error is a terminal; otherwise (a run logged
+/// to a file, such as the H100 runs) one line per finished measurement, with the time
+/// since the start, so that a long run shows where it is.
 struct Bar(Option<ProgressBar>);
 
 impl Progress for Bar {
@@ -189,7 +210,11 @@ impl Progress for Bar {
         .expect("the template is valid");
         bar.set_style(style);
         bar.set_prefix(figure.to_string());
-        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+        if std::io::stderr().is_terminal() {
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
+        } else {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
         self.0 = Some(bar);
     }
 
@@ -197,6 +222,14 @@ impl Progress for Bar {
         if let Some(bar) = &self.0 {
             bar.set_message(point.to_string());
             bar.inc(1);
+            if bar.is_hidden() {
+                eprintln!(
+                    "[{:>4}/{} {:>7.1} s] {point}",
+                    bar.position(),
+                    bar.length().unwrap_or(0),
+                    bar.elapsed().as_secs_f64()
+                );
+            }
         }
     }
 }

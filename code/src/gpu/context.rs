@@ -6,6 +6,7 @@
 
 use std::sync::OnceLock;
 
+use crate::gpu::probe::{self, HostPhase, Mark};
 use crate::gpu::{GpuError, ReductionStrategy};
 
 /// The environment variable that picks an adapter by part of its name or by backend.
@@ -58,12 +59,14 @@ pub struct ContextOptions {
 
 /// The features the crate can use. None is required: every kernel that uses one has a
 /// fallback without it. Subgroup operations serve the kernels; timestamp queries let the
-/// benchmarks time work by the GPU's own clock (`bench::copy_bandwidth`), and without
-/// them they fall back to the wall clock. Half-precision arithmetic in shaders
+/// benchmarks time work by the GPU's own clock (`bench::copy_bandwidth`, and the time
+/// breakdown down to single dispatches, `gpu::timestamps`), and without them they fall
+/// back to the wall clock. Half-precision arithmetic in shaders
 /// (`enable f16;`) serves the comparison of float formats in `numbers::half_precision_gpu`.
 pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::TIMESTAMP_QUERY)
     .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
     .union(wgpu::Features::SHADER_F16);
 
 impl ContextOptions {
@@ -171,6 +174,26 @@ impl GpuContext {
     pub fn limits(&self) -> wgpu::Limits {
         self.device.limits()
     }
+
+    // ANCHOR: submit
+    /// A new command encoder for work this crate submits with [`GpuContext::submit`].
+    pub fn create_encoder(&self, label: &str) -> wgpu::CommandEncoder {
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        // While the time breakdown measures this thread, the GPU notes when it starts.
+        probe::write_in_encoder(&mut encoder, Mark::SubmissionStart);
+        encoder
+    }
+
+    /// Finishes `encoder` and submits it to the queue.
+    pub fn submit(&self, mut encoder: wgpu::CommandEncoder) -> wgpu::SubmissionIndex {
+        probe::write_in_encoder(&mut encoder, Mark::SubmissionEnd);
+        let commands = encoder.finish();
+        probe::count_submission();
+        probe::in_phase(HostPhase::Submitting, || self.queue.submit([commands]))
+    }
+    // ANCHOR_END: submit
 
     pub fn supports_subgroups(&self) -> bool {
         self.device.features().contains(wgpu::Features::SUBGROUP)

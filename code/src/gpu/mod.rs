@@ -19,11 +19,14 @@ pub mod kernel;
 pub mod linear_strategy;
 pub mod pipeline_cache;
 pub mod preprocessor;
+pub mod probe;
 pub mod record;
 pub mod register_blocked_linear;
 pub mod shader;
 pub mod specialised_linear;
 pub mod tensor;
+pub mod timestamps;
+pub mod upload;
 
 pub use context::{
     AdapterSelection, ContextOptions, GpuContext, OPTIONAL_FEATURES, describe_adapter,
@@ -36,3 +39,5 @@ pub use pipeline_cache::{PipelineCache, ShaderCompilation};
 pub use register_blocked_linear::RegisterBlockedConfig;
 pub use shader::{ShaderChecks, compile_kernel, compile_wgsl};
 pub use tensor::{GpuTensor, Readback};
+pub use timestamps::{TimestampQueries, TimestampSupport};
+pub use upload::UploadBuffer;

@@ -7,6 +7,7 @@
 use wgpu::util::DeviceExt;
 
 use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
+use crate::gpu::probe::PassTiming;
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Readback};
 use crate::tensor::{check_output_shape, linear_output_shape};
 
@@ -361,12 +362,20 @@ pub fn record_reduction(
 /// the two, exactly as it would between two passes. (A buffer written by two dispatches
 /// in a row gets one too: a storage write is never an "ordered" use that may skip it.)
 pub fn record_in_one_pass(encoder: &mut wgpu::CommandEncoder, dispatches: &[BoundDispatch]) {
+    // Timestamps only while the time breakdown measures this thread (see gpu::probe).
+    let timing = PassTiming::next_pass(dispatches.len());
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: None,
-        timestamp_writes: None,
+        timestamp_writes: timing.as_ref().and_then(PassTiming::pass_writes),
     });
+    if let Some(timing) = &timing {
+        timing.after_begin(&mut pass);
+    }
     for dispatch in dispatches {
         dispatch.record_in(&mut pass);
+        if let Some(timing) = &timing {
+            timing.after_dispatch(&mut pass);
+        }
     }
 }
 // ANCHOR_END: record_in_one_pass
@@ -380,9 +389,11 @@ pub(crate) fn record_dispatch(
     bind_group: &wgpu::BindGroup,
     grid: WorkgroupGrid,
 ) {
+    let timing = PassTiming::next_pass(1);
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: None,
-        timestamp_writes: None,
+        // `None` unless the time breakdown is measuring this thread (see gpu::probe).
+        timestamp_writes: timing.as_ref().and_then(PassTiming::pass_writes),
     });
     pass.set_pipeline(pipeline);
     pass.set_bind_group(0, bind_group, &[]);

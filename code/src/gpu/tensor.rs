@@ -7,6 +7,7 @@
 
 use std::sync::mpsc;
 
+use crate::gpu::probe::{self, HostPhase};
 use crate::gpu::{GpuContext, GpuError};
 use crate::tensor::{ShapeError, Tensor2d};
 
@@ -112,14 +113,9 @@ impl GpuTensor {
     // ANCHOR: download
     /// Copies the tensor back to the CPU: storage buffer → staging buffer → mapped memory.
     pub fn download(&self, context: &GpuContext) -> Result<Tensor2d, GpuError> {
-        let mut encoder =
-            context
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("download"),
-                });
+        let mut encoder = context.create_encoder("download");
         self.record_copy_to_staging(&mut encoder)?;
-        context.queue().submit([encoder.finish()]);
+        context.submit(encoder);
         self.read_staging(context)
     }
 
@@ -135,8 +131,12 @@ impl GpuTensor {
     }
 
     /// Maps the staging buffer, waits for the GPU, and copies the values out. Call after
-    /// submitting an encoder that holds `record_copy_to_staging`.
+    /// submitting an encoder that holds `record_copy_to_staging`. (The `probe::in_phase`
+    /// calls cost nothing unless the time breakdown is measuring this thread.)
     pub fn read_staging(&self, context: &GpuContext) -> Result<Tensor2d, GpuError> {
+        let readback = |error: &dyn std::fmt::Display| GpuError::Readback {
+            reason: error.to_string(),
+        };
         let staging = self.staging()?;
         let slice = staging.slice(..);
         let (sender, receiver) = mpsc::channel();
@@ -146,29 +146,24 @@ impl GpuTensor {
         });
         // Blocks until the queue has finished the submission that fills the staging
         // buffer, and runs the map callback above.
-        context
-            .device()
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|error| GpuError::Readback {
-                reason: error.to_string(),
-            })?;
-        receiver
-            .recv()
-            .map_err(|error| GpuError::Readback {
-                reason: error.to_string(),
-            })?
-            .map_err(|error| GpuError::Readback {
-                reason: error.to_string(),
-            })?;
-        let values: Vec<f32> = {
-            let mapped = slice
-                .get_mapped_range()
-                .map_err(|error| GpuError::Readback {
-                    reason: error.to_string(),
-                })?;
+        probe::in_phase(HostPhase::Waiting, || {
+            context.device().poll(wgpu::PollType::wait_indefinitely())
+        })
+        .map_err(|error| readback(&error))?;
+        let mapped = probe::in_phase(HostPhase::Mapping, || {
+            receiver
+                .recv()
+                .map_err(|error| readback(&error))?
+                .map_err(|error| readback(&error))?;
+            slice.get_mapped_range().map_err(|error| readback(&error))
+        })?;
+        let values: Vec<f32> = probe::in_phase(HostPhase::CopyingOut, || {
             bytemuck::cast_slice(&mapped).to_vec()
-        };
-        staging.unmap();
+        });
+        probe::in_phase(HostPhase::Mapping, || {
+            drop(mapped);
+            staging.unmap();
+        });
         Ok(Tensor2d::from_vec(self.rows, self.columns, values)?)
     }
     // ANCHOR_END: download

@@ -125,15 +125,10 @@ impl<'context> FusedMlpRunner<'context> {
             });
         }
         self.input.write(self.context, input)?;
-        let mut encoder =
-            self.context
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("fused mlp"),
-                });
+        let mut encoder = self.context.create_encoder("fused mlp");
         record_in_one_pass(&mut encoder, std::slice::from_ref(&self.dispatch));
         self.output.record_copy_to_staging(&mut encoder)?;
-        self.context.queue().submit([encoder.finish()]);
+        self.context.submit(encoder);
         Ok(self.output.read_staging(self.context)?)
     }
     // ANCHOR_END: fused_run

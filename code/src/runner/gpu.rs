@@ -1,13 +1,14 @@
 //! The GPU graph runner.
 //!
 //! Preparation uploads every constant (the weights and biases) once and allocates the
-//! buffers of the [`BufferPlan`] on the GPU. A run then writes the input, records every
-//! node into one command encoder, adds the copy of the result into a staging buffer,
-//! submits once and waits once. Compared with immediate mode, the weights no longer cross
+//! buffers of the [`BufferPlan`] on the GPU, with a staging buffer for the input and one
+//! for the result that live as long as the runner. A run then writes the input into its
+//! staging buffer, records the copy of the input, every node and the copy of the result
+//! into one command encoder, submits once and waits once. Compared with immediate mode, the weights no longer cross
 //! the bus on every call, and the GPU gets the whole graph in one go instead of one
 //! operator at a time with a round trip in between.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::compiler::linear_strategy::LinearSelection;
 use crate::gpu::record::{
@@ -15,7 +16,7 @@ use crate::gpu::record::{
 };
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ReductionStrategy,
-    ShaderCompilation,
+    ShaderCompilation, UploadBuffer,
 };
 use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::{BufferPlan, RunError};
@@ -75,6 +76,9 @@ pub struct GpuGraphRunner<'context> {
     /// The graph loop's staging tensors, one per iteration, kept from run to run and
     /// only ever added to.
     loop_copies: Mutex<Vec<GpuTensor>>,
+    /// The input's staging buffer, mapped between runs. The lock also keeps two runs of
+    /// one runner from interleaving: they share every buffer.
+    upload: Mutex<UploadBuffer>,
 }
 // ANCHOR_END: gpu_graph_runner
 
@@ -145,6 +149,8 @@ impl<'context> GpuGraphRunner<'context> {
                 _ => None,
             });
         }
+        let input_buffer = plan.buffer_of[graph.input().0].expect("the input has a buffer");
+        let upload = Mutex::new(UploadBuffer::for_tensor(context, &buffers[input_buffer]));
         let mut runner = GpuGraphRunner {
             context,
             graph: graph.clone(),
@@ -156,6 +162,7 @@ impl<'context> GpuGraphRunner<'context> {
             options,
             bound: None,
             loop_copies: Mutex::new(Vec::new()),
+            upload,
         };
         // Pipelines that are reused can be bound to their buffers once and for all; a
         // run then only records. Without the cache every run compiles, and so binds, anew.
@@ -186,15 +193,19 @@ impl<'context> GpuGraphRunner<'context> {
     }
 
     // ANCHOR: gpu_run
-    /// Runs the graph once: one submission, one readback (straight from the result's own
-    /// staging buffer).
+    /// Runs the graph once: the input's upload, every kernel and the copy of the result
+    /// in one submission, one wait, one readback (straight from the result's own
+    /// staging buffer). Nothing is allocated on the GPU.
     pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
-        self.write_input(input)?;
+        let upload = self.write_input(input)?;
         let result = self.result_buffer();
-        let mut encoder = self.encoder();
+        let mut encoder = self.context.create_encoder("graph");
+        upload.record_copy(&mut encoder, self.input_buffer())?;
         self.record_graph(&mut encoder)?;
         result.record_copy_to_staging(&mut encoder)?;
-        self.context.queue().submit([encoder.finish()]);
+        self.context.submit(encoder);
+        // Completed by the wait inside `read_staging`: the next run finds it mapped.
+        upload.request_map();
         Ok(result.read_staging(self.context)?)
     }
 
@@ -202,7 +213,7 @@ impl<'context> GpuGraphRunner<'context> {
     /// result of every iteration is copied out before the next one overwrites it, and all
     /// of them are read back: the graph loop.
     pub fn run_loop(&self, input: &Tensor2d, iterations: usize) -> Result<Vec<Tensor2d>, RunError> {
-        self.write_input(input)?;
+        let upload = self.write_input(input)?;
         let result = self.result_buffer();
         // One staging tensor per iteration, each holding one iteration's result. They are
         // kept for the next call: allocating GPU memory on every run is slow.
@@ -219,7 +230,8 @@ impl<'context> GpuGraphRunner<'context> {
             )?);
         }
         let copies = &copies[..iterations];
-        let mut encoder = self.encoder();
+        let mut encoder = self.context.create_encoder("graph loop");
+        upload.record_copy(&mut encoder, self.input_buffer())?;
         for copy in copies {
             self.record_graph(&mut encoder)?;
             encoder.copy_buffer_to_buffer(
@@ -231,7 +243,8 @@ impl<'context> GpuGraphRunner<'context> {
             );
             copy.record_copy_to_staging(&mut encoder)?;
         }
-        self.context.queue().submit([encoder.finish()]);
+        self.context.submit(encoder);
+        upload.request_map();
         Ok(copies
             .iter()
             .map(|copy| copy.read_staging(self.context))
@@ -239,15 +252,9 @@ impl<'context> GpuGraphRunner<'context> {
     }
     // ANCHOR_END: gpu_run
 
-    fn encoder(&self) -> wgpu::CommandEncoder {
-        self.context
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("graph"),
-            })
-    }
-
-    fn write_input(&self, input: &Tensor2d) -> Result<(), RunError> {
+    /// Checks the input's shape and writes it into the input's staging buffer. Returns
+    /// the locked staging buffer: the run holds it until it has submitted.
+    fn write_input(&self, input: &Tensor2d) -> Result<MutexGuard<'_, UploadBuffer>, RunError> {
         let expected = self.graph.shape(self.graph.input());
         if input.shape() != expected {
             return Err(RunError::InputShape {
@@ -255,9 +262,17 @@ impl<'context> GpuGraphRunner<'context> {
                 given: input.shape(),
             });
         }
-        let buffer = self.plan.buffer_of[self.graph.input().0].expect("the input has a buffer");
-        self.buffers[buffer].write(self.context, input)?;
-        Ok(())
+        let upload = self
+            .upload
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        upload.write(self.context, input)?;
+        Ok(upload)
+    }
+
+    /// The buffer of the graph's input.
+    fn input_buffer(&self) -> &GpuTensor {
+        &self.buffers[self.plan.buffer_of[self.graph.input().0].expect("the input has a buffer")]
     }
 
     // ANCHOR: record_graph

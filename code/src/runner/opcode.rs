@@ -219,12 +219,7 @@ impl<'context> OpCodeRunner<'context> {
         }
         let context = self.context;
         tensor_of(&self.tensors, &self.graph, self.graph.input()).write(context, input)?;
-        let mut encoder =
-            context
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("op-code graph"),
-                });
+        let mut encoder = context.create_encoder("op-code graph");
         match self.passes {
             ComputePasses::OnePerDispatch => {
                 for kernel in &self.kernels {
@@ -235,7 +230,7 @@ impl<'context> OpCodeRunner<'context> {
         }
         let result = tensor_of(&self.tensors, &self.graph, self.graph.result());
         result.record_copy_to_staging(&mut encoder)?;
-        context.queue().submit([encoder.finish()]);
+        context.submit(encoder);
         Ok(result.read_staging(context)?)
     }
     // ANCHOR_END: opcode_run

@@ -59,7 +59,7 @@ pub fn planned(options: &ReportOptions) -> usize {
     sizes.pairs.len() * (ROUND_TRIPS.len() + PASSES.len())
         + sizes.buffer_reuse.len() * BUFFER_REUSE.len()
         + 2
-        + sizes.crossover.len() * CROSSOVER.len()
+        + options.crossover_sizes().len() * CROSSOVER.len()
 }
 
 /// Every comparison, in the order of the table in the module documentation.
@@ -86,7 +86,7 @@ pub fn all(
         comparisons.buffer_reuse(&workload)?;
     }
     comparisons.relu_in_place()?;
-    for &size in &options.comparison_sizes.crossover {
+    for &size in options.crossover_sizes() {
         let workload = random_mlp(size, depth, SEED)?;
         comparisons.crossover(&workload)?;
     }

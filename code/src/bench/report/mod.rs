@@ -17,6 +17,8 @@
 //!   same run ([`kernels`]).
 //! - **cpu-linear**: GFLOP/s of each CPU linear variant and of `matrixmultiply` at 1024³,
 //!   and how many times faster `CpuGraph` runs the standard workload than `Cpu`.
+//! - **breakdown**: where one run of each GPU mode spends its time, by the host's clock
+//!   and the GPU's ([`breakdown`]), optionally written as the figure's CSV file.
 //!
 //! Every measurement is the median of several samples. With `repeats` above one, each is
 //! repeated that many times, interleaved with the other contenders of its comparison
@@ -27,6 +29,7 @@
 //! The `bench_report` binary prints it and writes it as Markdown
 //! (`cargo run --release -p galaxy --bin bench_report -- --help`).
 
+pub mod breakdown;
 pub mod comparisons;
 pub mod contenders;
 pub mod kernels;
@@ -215,6 +218,9 @@ fn planned_measurements(options: &ReportOptions, context: Option<&GpuContext>) -
         if options.includes(ReportPart::CompileTime) {
             planned += 1;
         }
+        if let (true, Some(context)) = (options.includes(ReportPart::Breakdown), context) {
+            planned += breakdown::planned(options, context);
+        }
         if options.includes(ReportPart::GpuLinear) && !options.gpu_linear_sizes.is_empty() {
             let kernels = context.map_or(0, |context| {
                 crate::bench::sweeps::linear_kernels::GpuLinearKernels::new(context)
@@ -257,6 +263,9 @@ pub fn run_report(
             }
             if options.includes(ReportPart::GpuLinear) {
                 kernels::gpu_linear(options, context, progress, &mut report)?;
+            }
+            if options.includes(ReportPart::Breakdown) {
+                breakdown::time_breakdown(options, context, progress, &mut report)?;
             }
         }
         None => report.notes.push(
@@ -387,6 +396,38 @@ mod tests {
             .find(|row| row.name == "ImmediateCached")
             .unwrap();
         assert_eq!(cached.compared, "1.000× ImmediateCached");
+    }
+
+    #[test]
+    fn skipping_the_cpu_leaves_out_every_cpu_mode_and_comparison() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let options = ReportOptions {
+            skip_cpu: true,
+            parts: vec![
+                ReportPart::Workload,
+                ReportPart::Comparisons,
+                ReportPart::CpuLinear,
+            ],
+            comparison_sizes: ComparisonSizes {
+                pairs: Vec::new(),
+                buffer_reuse: Vec::new(),
+                relu: 8,
+                crossover: vec![4],
+            },
+            cpu_linear_size: 8,
+            ..tiny_workload_options(1)
+        };
+        let report = run_report(&options, Some(context), &mut Silent).unwrap();
+        let cpu_names = ["Cpu", "CpuGraph", "Cpu / CpuGraph"];
+        for row in &report.rows {
+            assert!(!cpu_names.contains(&row.name.as_str()), "{row:?}");
+            assert!(
+                !["CPU", "CPU linear", "CPU against GPU"].contains(&row.part),
+                "{row:?}"
+            );
+        }
+        assert!(report.rows.iter().any(|row| row.name == "GraphCompiled"));
+        assert!(report.rows.iter().any(|row| row.part == "ReLU in place"));
     }
 
     #[test]

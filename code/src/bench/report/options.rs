@@ -1,6 +1,8 @@
 //! What the report measures: its parts, the sizes of its comparisons, and every other
 //! option of the `bench_report` binary, with the defaults the book's numbers use.
 
+use std::path::PathBuf;
+
 use crate::bench::sweeps::Budget;
 use crate::runner::ExecutionMode;
 
@@ -12,15 +14,18 @@ pub enum ReportPart {
     CompileTime,
     GpuLinear,
     CpuLinear,
+    /// Where one run's time goes, mode by mode (`time_breakdown`).
+    Breakdown,
 }
 
 impl ReportPart {
-    pub const ALL: [ReportPart; 5] = [
+    pub const ALL: [ReportPart; 6] = [
         ReportPart::Workload,
         ReportPart::Comparisons,
         ReportPart::CompileTime,
         ReportPart::GpuLinear,
         ReportPart::CpuLinear,
+        ReportPart::Breakdown,
     ];
 
     /// The name on the command line (`--parts workload,comparisons`).
@@ -31,6 +36,7 @@ impl ReportPart {
             ReportPart::CompileTime => "compile-time",
             ReportPart::GpuLinear => "gpu-linear",
             ReportPart::CpuLinear => "cpu-linear",
+            ReportPart::Breakdown => "breakdown",
         }
     }
 
@@ -81,7 +87,9 @@ pub struct ReportOptions {
     pub parts: Vec<ReportPart>,
     /// Leave out the modes that compile their shaders on every run.
     pub skip_uncached: bool,
-    /// Leave out the CPU linear variants.
+    /// Leave out everything that runs on the CPU: the CPU modes of the standard workload
+    /// (`Cpu`, `CpuGraph`), the CPU side of the CPU-against-GPU comparison, and the CPU
+    /// linear variants.
     pub skip_cpu: bool,
     /// Matrix sizes of the GPU linear kernels (none: neither they nor the peak are measured).
     pub gpu_linear_sizes: Vec<usize>,
@@ -90,6 +98,12 @@ pub struct ReportOptions {
     pub comparison_sizes: ComparisonSizes,
     /// Compilations timed per kernel and kind of source.
     pub compile_iterations: usize,
+    /// Sizes of the standard workload the time breakdown splits a run of.
+    pub breakdown_sizes: Vec<usize>,
+    /// Runs probed per mode and size; the breakdown shown is the median one's.
+    pub breakdown_runs: usize,
+    /// Where to write the breakdown's CSV file (`time-breakdown-<gpu|software>.csv`).
+    pub breakdown_csv: Option<PathBuf>,
     /// The command line, recorded in the report.
     pub command: String,
 }
@@ -109,6 +123,9 @@ impl Default for ReportOptions {
             cpu_linear_size: 1024,
             comparison_sizes: ComparisonSizes::default(),
             compile_iterations: 20,
+            breakdown_sizes: vec![4, 64, 256],
+            breakdown_runs: 5,
+            breakdown_csv: None,
             command: String::new(),
         }
     }
@@ -117,6 +134,15 @@ impl Default for ReportOptions {
 impl ReportOptions {
     pub fn includes(&self, part: ReportPart) -> bool {
         self.parts.contains(&part)
+    }
+
+    /// The CPU-against-GPU sizes to measure: none with `skip_cpu`.
+    pub fn crossover_sizes(&self) -> &[usize] {
+        if self.skip_cpu {
+            &[]
+        } else {
+            &self.comparison_sizes.crossover
+        }
     }
 
     /// Every measurement takes exactly `samples` samples, however long a run takes.

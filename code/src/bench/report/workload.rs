@@ -11,11 +11,13 @@ use crate::runner::ExecutionMode;
 
 use super::Report;
 
-/// The modes the options select that can run here (no GPU modes without a context).
+/// The modes the options select that can run here (no GPU modes without a context, no
+/// CPU modes with `skip_cpu`).
 pub fn modes(options: &ReportOptions, context: Option<&GpuContext>) -> Vec<ExecutionMode> {
     ExecutionMode::ALL
         .into_iter()
         .filter(|mode| context.is_some() || !mode.uses_gpu())
+        .filter(|mode| !options.skip_cpu || mode.uses_gpu())
         .filter(|mode| !(options.skip_uncached && compiles_every_run(*mode)))
         .collect()
 }
