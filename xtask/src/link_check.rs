@@ -110,7 +110,10 @@ pub fn read_page(html: &str) -> Page {
     let document = Html::parse_document(html);
     let selector = |css: &str| Selector::parse(css).expect("a valid CSS selector");
     let mut page = Page::default();
-    for element in document.select(&selector("[href], [src]")) {
+    // `<base href>` is not a link: mdBook's 404 page carries the site's path there
+    // (`site-url`) so that it finds its styles from any address. The page sits at the
+    // book's root, so its relative links resolve from the same place here.
+    for element in document.select(&selector("[href]:not(base), [src]")) {
         for attribute in ["href", "src"] {
             if let Some(value) = element.value().attr(attribute) {
                 page.links.push(value.to_string());
@@ -321,6 +324,12 @@ mod tests {
             ("chapter/index.html", "<p>directory index</p>"),
         ];
         assert_eq!(check(&book), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_404_pages_base_is_not_a_link() {
+        let page = r#"<head><base href="/site/"><link rel="stylesheet" href="style.css"></head>"#;
+        assert_eq!(read_page(page).links, vec!["style.css".to_string()]);
     }
 
     #[test]

@@ -29,9 +29,9 @@ pub const ERRATUM_TEMPLATE: &str = "erratum.yml";
 /// Longest page description, in characters; link previews cut longer ones.
 const DESCRIPTION_LENGTH: usize = 200;
 
-/// Pages that are not a page of the text: the sidebar frame and the "not found" page get
-/// no footer and are not in the sitemap; the print page gets no footer either.
-const NOT_TEXT_PAGES: [&str; 3] = ["toc.html", "404.html", "print.html"];
+/// Pages that are not a page of the text: the sidebar frame and the print page get no
+/// footer and are not in the sitemap. (The "not found" page is left as mdBook wrote it.)
+const NOT_TEXT_PAGES: [&str; 2] = ["toc.html", "print.html"];
 
 /// Which book is being finished.
 #[derive(Debug, Clone)]
@@ -67,6 +67,9 @@ pub fn finish(book_dir: &Path, edition: &Edition, info: &BuildInfo) -> Result<Fi
             .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
         if !html.contains("id=\"mdbook-content\"") {
             continue; // not a page mdBook made (an HTML file copied from src/)
+        }
+        if page == "404.html" {
+            continue; // served for every missing address: no address or description of its own
         }
         let address = page_address(&edition.site_address, page);
         let facts = PageFacts::read(&html);
@@ -487,6 +490,7 @@ hardware translates it.</p>
         std::fs::write(directory.join("index.html"), PAGE).unwrap();
         std::fs::write(directory.join("part/page.html"), PAGE).unwrap();
         std::fs::write(directory.join("print.html"), PAGE).unwrap();
+        std::fs::write(directory.join("404.html"), PAGE).unwrap();
         std::fs::write(directory.join("figure.html"), "<p>not mdBook's</p>").unwrap();
         // A course's edition inside the book: a book of its own, left alone.
         std::fs::write(directory.join("course/toc.html"), "").unwrap();
@@ -507,6 +511,8 @@ hardware translates it.</p>
         assert!(!sitemap.contains("print.html"));
         let print = std::fs::read_to_string(directory.join("print.html")).unwrap();
         assert!(!print.contains("page-footer") && print.contains("og:title"));
+        let not_found = std::fs::read_to_string(directory.join("404.html")).unwrap();
+        assert_eq!(not_found, PAGE);
         let course = std::fs::read_to_string(directory.join("course/page.html")).unwrap();
         assert_eq!(course, PAGE);
         std::fs::remove_dir_all(&directory).unwrap();
