@@ -9,7 +9,7 @@
 // - serves the book on 127.0.0.1 (a random free port) and opens print.html;
 // - adds a title page (edition, version, commit) and a table of contents built from the
 //   sidebar, with the page each chapter starts on;
-// - checks that no code block and no displayed formula is wider than the printed page,
+// - checks that no code block, displayed formula or table is wider than the printed page,
 //   since print cuts what a screen would scroll (theme/print.css wraps code);
 // - prints twice: once to find the page each chapter starts on (pdftotext reads an
 //   invisible marker at each chapter's title), then with those numbers in the contents.
@@ -191,13 +191,14 @@ function addFrontMatter(info) {
     return { chapters: chapterIndex };
 }
 
-// In the page, laid out for print: code blocks and displayed formulas wider than the page.
+// In the page, laid out for print: code blocks, displayed formulas and tables wider than the page.
 function overflowingBlocks() {
     const wide = [];
-    for (const el of document.querySelectorAll('main pre, main .katex-display')) {
+    for (const el of document.querySelectorAll('main pre, main .katex-display, main .table-wrapper')) {
         if (el.scrollWidth > el.clientWidth + 1) {
             const text = el.textContent.trim().split('\n')[0].slice(0, 60);
-            wide.push(`${el.matches('pre') ? 'code' : 'formula'} "${text}" is ${el.scrollWidth}px wide in ${el.clientWidth}px`);
+            const kind = el.matches('pre') ? 'code' : el.matches('.table-wrapper') ? 'table' : 'formula';
+            wide.push(`${kind} "${text}" is ${el.scrollWidth}px wide in ${el.clientWidth}px`);
         }
     }
     return wide;

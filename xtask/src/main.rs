@@ -51,6 +51,8 @@ mod summary;
 mod syllabus;
 mod syllabus_build;
 mod tools;
+#[cfg(test)]
+mod workflow_tests;
 
 use std::path::PathBuf;
 
