@@ -19,8 +19,13 @@ use crate::syllabus::Syllabus;
 use crate::tools::{BookTools, repository_root};
 
 /// Directories that chapters include code from, relative to the repository root. The
-/// exercise pages (level 4) include their starters and solutions from `exercises/`.
-const INCLUDED_DIRECTORIES: [&str; 3] = ["code", "shaders", "exercises"];
+/// exercise pages (level 4) include their starters and solutions from `exercises/`; the
+/// Rust chapters of Module 0 show the project's own CI script from `.ci/`.
+const INCLUDED_DIRECTORIES: [&str; 4] = ["code", "shaders", "exercises", ".ci"];
+
+/// Single files that chapters include, relative to the repository root: the workspace
+/// manifest, whose lint configuration the Rust chapters show.
+const INCLUDED_FILES: [&str; 1] = ["Cargo.toml"];
 
 /// Names a syllabus may not take: the main book's own directories in `book/`.
 const RESERVED_NAMES: [&str; 6] = [
@@ -69,6 +74,13 @@ pub fn build(syllabus_file: &Path) -> Result<(), String> {
             copy_tree(&from, &book_root.join(directory), &|path| {
                 path.file_name().is_some_and(|name| name == "target")
             })?;
+        }
+    }
+    for file in INCLUDED_FILES {
+        let from = root.join(file);
+        if from.is_file() {
+            std::fs::copy(&from, book_root.join(file))
+                .map_err(|error| format!("cannot copy {}: {error}", from.display()))?;
         }
     }
 
