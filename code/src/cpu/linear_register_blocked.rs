@@ -34,6 +34,7 @@
 use std::sync::OnceLock;
 
 use crate::cpu::linear::check_linear_shapes;
+use crate::cpu::relu::relu_value;
 use crate::tensor::{ShapeError, Tensor2d, check_output_shape};
 
 // ANCHOR: block_sizes
@@ -167,23 +168,70 @@ fn micro_kernel<const TILE_ROWS: usize, const TILE_COLUMNS: usize, Arithmetic: M
 }
 // ANCHOR_END: micro_kernel
 
-/// Adds a finished tile of sums to the output, keeping only the rows and columns that
+// ANCHOR: store_tile
+/// What happens to a finished tile of sums on its way to the output: the epilogue of
+/// the matrix product, applied while the sums are still in registers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TileEpilogue<'a> {
+    /// Added to every row on the first inner block (the output is written, not read);
+    /// without it, the first block adds its sums to what the output already holds.
+    pub(crate) bias: Option<&'a [f32]>,
+    /// ReLU on the last inner block, when the sums are complete.
+    pub(crate) relu: bool,
+}
+
+/// Writes a finished tile of sums to the output, keeping only the rows and columns that
 /// exist: the tiles on the bottom and right edges were padded with zeros when packing.
+/// The first inner block writes `sums + bias`, later ones add to the output, and the last
+/// one applies ReLU if asked: bias and ReLU cost no extra pass over the output.
 #[inline(always)]
-fn add_tile<const TILE_ROWS: usize, const TILE_COLUMNS: usize>(
+fn store_tile<const TILE_ROWS: usize, const TILE_COLUMNS: usize>(
     sums: &[[f32; TILE_COLUMNS]; TILE_ROWS],
-    output_rows: &mut [f32],
-    outputs: usize,
-    first_column: usize,
-    columns: usize,
+    output_tile: TileOfOutput<'_>,
+    epilogue: TileEpilogue<'_>,
+    first_inner_block: bool,
+    last_inner_block: bool,
 ) {
+    let TileOfOutput {
+        output_rows,
+        outputs,
+        first_column,
+        columns,
+    } = output_tile;
     for (row_sums, output_row) in sums.iter().zip(output_rows.chunks_exact_mut(outputs)) {
         let output_tile_row = &mut output_row[first_column..first_column + columns];
-        for (output_value, &sum) in output_tile_row.iter_mut().zip(row_sums) {
-            *output_value += sum;
+        match (first_inner_block, epilogue.bias) {
+            (true, Some(bias)) => {
+                let bias = &bias[first_column..first_column + columns];
+                for ((output_value, &sum), &bias) in
+                    output_tile_row.iter_mut().zip(row_sums).zip(bias)
+                {
+                    *output_value = sum + bias;
+                }
+            }
+            _ => {
+                for (output_value, &sum) in output_tile_row.iter_mut().zip(row_sums) {
+                    *output_value += sum;
+                }
+            }
+        }
+        if last_inner_block && epilogue.relu {
+            for output_value in output_tile_row.iter_mut() {
+                *output_value = relu_value(*output_value);
+            }
         }
     }
 }
+
+/// Where a tile's sums go: up to `TILE_ROWS` whole output rows (flat), and the columns
+/// of those rows that the tile covers.
+struct TileOfOutput<'a> {
+    output_rows: &'a mut [f32],
+    outputs: usize,
+    first_column: usize,
+    columns: usize,
+}
+// ANCHOR_END: store_tile
 
 // ANCHOR: pack_weights
 /// The weights copied into the order the micro-kernel reads them, once per call. (The
@@ -194,14 +242,14 @@ fn add_tile<const TILE_ROWS: usize, const TILE_COLUMNS: usize>(
 /// For each block of `INNER_BLOCK` rows of `W`, the columns are cut into panels
 /// `TILE_COLUMNS` wide, and each panel is stored row after row: `depth × TILE_COLUMNS`
 /// consecutive floats. The last panel is padded with zero columns.
-struct PackedWeights {
+pub(crate) struct PackedWeights {
     values: Vec<f32>,
     /// The number of output columns rounded up to whole panels.
     padded_outputs: usize,
 }
 
 impl PackedWeights {
-    fn new<const TILE_COLUMNS: usize>(weights: &Tensor2d) -> PackedWeights {
+    pub(crate) fn new<const TILE_COLUMNS: usize>(weights: &Tensor2d) -> PackedWeights {
         let (inner_size, outputs) = weights.shape();
         let padded_outputs = outputs.next_multiple_of(TILE_COLUMNS);
         let mut values = vec![0.0; inner_size * padded_outputs];
@@ -260,17 +308,18 @@ fn pack_inputs<const TILE_ROWS: usize>(
 // ANCHOR_END: pack_inputs
 
 // ANCHOR: multiply_row_block
-/// Adds `input_rows · W` to `output_rows` (which the caller filled with the bias), for
+/// Computes `input_rows · W`, with the epilogue (bias, ReLU), into `output_rows`, for
 /// one block of at most [`ROW_BLOCK`] rows.
 ///
 /// The loops, outermost first: inner blocks (pack this block of inputs: it stays in
 /// L2), panels of weights (each stays in L1 while it is used), tiles of rows (the
-/// micro-kernel). Every tile of sums is added to the output once per inner block.
+/// micro-kernel). Every tile of sums is stored once per inner block.
 #[inline(always)]
 fn multiply_row_block<const TILE_ROWS: usize, const TILE_COLUMNS: usize, Arithmetic>(
     block: RowBlock<'_>,
     packed_weights: &PackedWeights,
     packed_inputs: &mut Vec<f32>,
+    epilogue: TileEpilogue<'_>,
 ) where
     Arithmetic: MultiplyAdd,
 {
@@ -301,7 +350,15 @@ fn multiply_row_block<const TILE_ROWS: usize, const TILE_COLUMNS: usize, Arithme
             for (input_tile, output_tile) in input_tiles.zip(output_tiles) {
                 let sums =
                     micro_kernel::<TILE_ROWS, TILE_COLUMNS, Arithmetic>(input_tile, weight_panel);
-                add_tile(&sums, output_tile, outputs, first_column, columns);
+                let tile = TileOfOutput {
+                    output_rows: output_tile,
+                    outputs,
+                    first_column,
+                    columns,
+                };
+                let first_inner_block = first_inner == 0;
+                let last_inner_block = first_inner + depth == inner_size;
+                store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
             }
         }
     }
@@ -310,11 +367,11 @@ fn multiply_row_block<const TILE_ROWS: usize, const TILE_COLUMNS: usize, Arithme
 
 /// One block of rows to compute: the matching input rows and output rows, as flat
 /// row-major slices.
-struct RowBlock<'a> {
-    input_rows: &'a [f32],
-    inner_size: usize,
-    output_rows: &'a mut [f32],
-    outputs: usize,
+pub(crate) struct RowBlock<'a> {
+    pub(crate) input_rows: &'a [f32],
+    pub(crate) inner_size: usize,
+    pub(crate) output_rows: &'a mut [f32],
+    pub(crate) outputs: usize,
 }
 
 /// The environment variable that picks a slower micro-kernel than the fastest one, for
@@ -410,7 +467,7 @@ impl MicroKernel {
     }
 
     /// How many output rows one micro-kernel call covers.
-    fn tile_rows(self) -> usize {
+    pub(crate) fn tile_rows(self) -> usize {
         match self.0 {
             KernelChoice::Portable => PORTABLE_TILE_ROWS,
             #[cfg(target_arch = "x86_64")]
@@ -420,7 +477,7 @@ impl MicroKernel {
         }
     }
 
-    fn pack_weights(self, weights: &Tensor2d) -> PackedWeights {
+    pub(crate) fn pack_weights(self, weights: &Tensor2d) -> PackedWeights {
         match self.0 {
             KernelChoice::Portable => PackedWeights::new::<PORTABLE_TILE_COLUMNS>(weights),
             #[cfg(target_arch = "x86_64")]
@@ -430,30 +487,31 @@ impl MicroKernel {
         }
     }
 
-    fn multiply_row_block(
+    pub(crate) fn multiply_row_block(
         self,
         block: RowBlock<'_>,
         packed_weights: &PackedWeights,
         packed_inputs: &mut Vec<f32>,
+        epilogue: TileEpilogue<'_>,
     ) {
         match self.0 {
             KernelChoice::Portable => multiply_row_block::<
                 PORTABLE_TILE_ROWS,
                 PORTABLE_TILE_COLUMNS,
                 SeparateMultiplyAdd,
-            >(block, packed_weights, packed_inputs),
+            >(block, packed_weights, packed_inputs, epilogue),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a `KernelChoice::Avx2Fma` is only created by `all_available`, after
             // `is_x86_feature_detected!` found both AVX2 and FMA on this processor, so
             // the instructions the function was compiled with exist here.
             KernelChoice::Avx2Fma => unsafe {
-                multiply_row_block_avx2_fma(block, packed_weights, packed_inputs)
+                multiply_row_block_avx2_fma(block, packed_weights, packed_inputs, epilogue)
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a `KernelChoice::Avx512` is only created by `all_available`, after
             // `is_x86_feature_detected!("avx512f")` succeeded on this processor.
             KernelChoice::Avx512 => unsafe {
-                multiply_row_block_avx512(block, packed_weights, packed_inputs)
+                multiply_row_block_avx512(block, packed_weights, packed_inputs, epilogue)
             },
         }
     }
@@ -469,11 +527,13 @@ fn multiply_row_block_avx2_fma(
     block: RowBlock<'_>,
     packed_weights: &PackedWeights,
     packed_inputs: &mut Vec<f32>,
+    epilogue: TileEpilogue<'_>,
 ) {
     multiply_row_block::<AVX2_TILE_ROWS, AVX2_TILE_COLUMNS, FusedMultiplyAdd>(
         block,
         packed_weights,
         packed_inputs,
+        epilogue,
     )
 }
 
@@ -485,11 +545,13 @@ fn multiply_row_block_avx512(
     block: RowBlock<'_>,
     packed_weights: &PackedWeights,
     packed_inputs: &mut Vec<f32>,
+    epilogue: TileEpilogue<'_>,
 ) {
     multiply_row_block::<AVX512_TILE_ROWS, AVX512_TILE_COLUMNS, FusedMultiplyAdd>(
         block,
         packed_weights,
         packed_inputs,
+        epilogue,
     )
 }
 // ANCHOR_END: dispatch
@@ -553,8 +615,11 @@ impl<'a> PackedLinear<'a> {
             let block_rows = output_block.len() / outputs;
             let input_block =
                 &self.input.as_slice()[block_first_row * inner_size..][..block_rows * inner_size];
-            for output_row in output_block.chunks_exact_mut(outputs) {
-                output_row.copy_from_slice(self.bias);
+            if inner_size == 0 {
+                // No inner blocks, so no tile stores: the output is the bias alone.
+                for output_row in output_block.chunks_exact_mut(outputs) {
+                    output_row.copy_from_slice(self.bias);
+                }
             }
             let block = RowBlock {
                 input_rows: input_block,
@@ -562,8 +627,12 @@ impl<'a> PackedLinear<'a> {
                 output_rows: output_block,
                 outputs,
             };
+            let epilogue = TileEpilogue {
+                bias: Some(self.bias),
+                relu: false,
+            };
             self.kernel
-                .multiply_row_block(block, &self.packed_weights, packed_inputs);
+                .multiply_row_block(block, &self.packed_weights, packed_inputs, epilogue);
             output_block.chunks_exact_mut(outputs).for_each(finish_row);
         }
     }

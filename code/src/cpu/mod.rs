@@ -18,14 +18,19 @@
 //! - [`reduce`]: sums and maxima with one accumulator or several, the smallest example
 //!   of a dependency chain limiting speed.
 //! - [`fused`]: linear, ReLU and softmax finished row by row while the row is in cache.
+//! - [`prepacked`]: weights packed once ahead of time, bias and ReLU in the epilogue of
+//!   the matrix product; [`layer_stack`] runs a chain of such layers one block of rows at
+//!   a time, the threads sharing the rows as a measurement chose.
 //!
 //! [`linear_into`], [`relu`](fn@relu) and [`softmax`](fn@softmax) are the ones to use as
 //! references; the others exist to be compared.
 
 pub mod fused;
+pub mod layer_stack;
 pub mod linear;
 pub mod linear_parallel;
 pub mod linear_register_blocked;
+pub mod prepacked;
 pub mod reduce;
 pub mod relu;
 pub mod softmax;
