@@ -21,10 +21,14 @@
 //! - [`step_graph`]: the small open graph the "graph level" exercises plug into.
 //! - [`random_graphs`]: random graphs for the graph-compiler exercises.
 //! - [`figures`]: timing the solutions against their naive versions.
+//! - [`warm_ups`], [`allocations`] and [`rust_form`]: the Rust warm-ups of Module 0: the
+//!   types they share with their checkers, counting allocations, and reading a Rust
+//!   hand-in for the form of its code.
 //!
 //! The Rust parts of the exercises are compiled into this crate by `build.rs`, as
 //! [`rust_exercises`].
 
+pub mod allocations;
 pub mod analysis;
 pub mod checkers;
 pub mod error;
@@ -35,15 +39,22 @@ pub mod mutants;
 pub mod random_graphs;
 pub mod registry;
 pub mod report;
+pub mod rust_form;
 pub mod shader;
 pub mod step_graph;
 pub mod submission;
+pub mod warm_ups;
 
 /// The Rust files of the exercises: for each, `student` (the work file, or the starter
 /// until there is one), `starter` and `solution`.
 pub mod rust_exercises {
     include!(concat!(env!("OUT_DIR"), "/rust_exercises.rs"));
 }
+
+/// Every allocation is counted per thread, so that a checker can tell a loop that clones
+/// from one that does not (see [`allocations`]).
+#[global_allocator]
+static ALLOCATOR: allocations::CountingAllocator = allocations::CountingAllocator;
 
 pub use error::CheckError;
 pub use registry::{EXERCISES, Exercise, find};

@@ -163,6 +163,33 @@ impl Exercise {
 /// Every exercise, in the order of the book.
 pub const EXERCISES: &[Exercise] = &[
     Exercise {
+        name: "iterator-chain",
+        title: "Warm-up: from an indexed loop to an iterator chain",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-0/exercises/iterator-chain.md",
+        checker: checkers::iterator_chain::check,
+    },
+    Exercise {
+        name: "clone-free-loop",
+        title: "Warm-up: no clones in the hot loop",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-0/exercises/clone-free-loop.md",
+        checker: checkers::clone_free_loop::check,
+    },
+    Exercise {
+        name: "operator-enum",
+        title: "Warm-up: an enum instead of operator names",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-0/exercises/operator-enum.md",
+        checker: checkers::operator_enum::check,
+    },
+    Exercise {
         name: "vector-add",
         title: "Warm-up: adding two vectors",
         level: 4,

@@ -1,0 +1,22 @@
+// mutant: wrong-result — drops the second buffer and updates the signal in place: each element then reads a left neighbour that this step has already changed
+// expect: elements differ
+//! No clones in the hot loop.
+//! The reference solution with the one mistake named in the first line.
+//!
+//! Two buffers take turns: each step reads `current` and writes `next`, then the two
+//! vectors swap. `std::mem::swap` exchanges the two vectors' pointers, lengths and
+//! capacities, three words each, and copies no value. Both buffers start as copies of
+//! the signal, so both hold the two end values that no step writes.
+
+/// `signal` smoothed `steps` times; the first and the last value stay as they are.
+pub fn smooth(signal: &[f32], steps: usize) -> Vec<f32> {
+    let mut current = signal.to_vec();
+    let inside = 1..current.len().saturating_sub(1);
+    for _ in 0..steps {
+        for index in inside.clone() {
+            current[index] =
+                0.25 * current[index - 1] + 0.5 * current[index] + 0.25 * current[index + 1];
+        }
+    }
+    current
+}
