@@ -2,5 +2,6 @@
 //! and bit tricks, compression, Z-order and packing.
 
 pub mod float_layout;
+pub mod half_precision_gpu;
 pub mod inverse_square_root;
 pub mod summation;
