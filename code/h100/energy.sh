@@ -19,7 +19,9 @@
 # energy of the window is the difference of the counter; where the counter is not
 # supported, the script integrates the 50 ms power samples over the window instead. Before
 # every round of modes the GPU sits idle for I seconds, measured the same way: its power
-# is the idle baseline, and "above idle" subtracts it over the window.
+# is the idle baseline, and "above idle" subtracts it over the window. The window between
+# the two counter readings is a little longer than the loop (each reading takes a moment);
+# the total per run counts that margin at idle power and leaves it out.
 #
 # What it writes into OUT_DIR:
 #   energy-runs.csv          one line per mode, size and repeat: runs, seconds, joules from
@@ -229,9 +231,12 @@ END {
         key = r[1] SUBSEP r[2]
         if (!(key in count)) { keys[++key_count] = key }
         n = ++count[key]
+        # The counter window is a little longer than the loop (reading the counter takes
+        # a moment at each end, with the GPU idle): count that margin at idle power.
+        loop_joules = joules[label] - idle_watts * (window[label] - r[6])
         ms[key, n] = r[6] / r[5] * 1000
-        watts[key, n] = joules[label] / window[label]
-        mj[key, n] = joules[label] / r[5] * 1000
+        watts[key, n] = loop_joules / r[6]
+        mj[key, n] = loop_joules / r[5] * 1000
         above[key, n] = (joules[label] - idle_watts * window[label]) / r[5] * 1000
         idle_list[n] = idle_watts; idle_n = (n > idle_n) ? n : idle_n
     }
