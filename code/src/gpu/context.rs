@@ -6,6 +6,7 @@
 
 use std::sync::OnceLock;
 
+use crate::gpu::linear_search::MeasuredChoices;
 use crate::gpu::probe::{self, HostPhase, Mark};
 use crate::gpu::{GpuError, ReductionStrategy};
 
@@ -94,6 +95,8 @@ pub struct GpuContext {
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// The linear kernels chosen by measuring, by layer shape (see `gpu::linear_search`).
+    measured_linear: MeasuredChoices,
 }
 // ANCHOR_END: context
 
@@ -141,6 +144,7 @@ impl GpuContext {
             adapter,
             device,
             queue,
+            measured_linear: MeasuredChoices::default(),
         })
     }
     // ANCHOR_END: create_context
@@ -194,6 +198,11 @@ impl GpuContext {
         probe::in_phase(HostPhase::Submitting, || self.queue.submit([commands]))
     }
     // ANCHOR_END: submit
+
+    /// The linear kernels this device has chosen by measuring, by layer shape.
+    pub fn measured_linear_choices(&self) -> &MeasuredChoices {
+        &self.measured_linear
+    }
 
     pub fn supports_subgroups(&self) -> bool {
         self.device.features().contains(wgpu::Features::SUBGROUP)

@@ -16,6 +16,7 @@
 
 use thiserror::Error;
 
+use crate::gpu::linear_search::{LinearShape, measured_strategy};
 use crate::gpu::preprocessor::PreprocessorError;
 use crate::gpu::record::{BoundDispatch, LinearTiles, bind_linear_with_tiles};
 use crate::gpu::register_blocked_linear::{
@@ -46,6 +47,9 @@ pub enum LinearSelection {
     Fixed(LinearStrategy),
     /// [`LinearStrategy::for_shape`] for every layer.
     PerShape,
+    /// For every layer, the fastest candidate measured on its shape at preparation
+    /// ([`crate::gpu::linear_search`]), cached in the context by shape.
+    Measured,
 }
 
 impl Default for LinearSelection {
@@ -64,13 +68,23 @@ impl LinearSelection {
         rows: usize,
         inner: usize,
         columns: usize,
-    ) -> Result<LinearStrategy, LinearStrategyError> {
+    ) -> Result<LinearStrategy, GpuError> {
         match self {
             LinearSelection::Fixed(strategy) => {
                 strategy.check(context, inner, columns)?;
                 Ok(strategy)
             }
-            LinearSelection::PerShape => LinearStrategy::for_shape(context, rows, inner, columns),
+            LinearSelection::PerShape => {
+                Ok(LinearStrategy::for_shape(context, rows, inner, columns)?)
+            }
+            LinearSelection::Measured => {
+                let shape = LinearShape {
+                    rows,
+                    inner,
+                    columns,
+                };
+                measured_strategy(context, shape)
+            }
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod error;
 pub mod fused_mlp;
 pub mod kernel;
+pub mod linear_search;
 pub mod linear_strategy;
 pub mod pipeline_cache;
 pub mod preprocessor;

@@ -51,9 +51,10 @@ pub enum ExecutionMode {
     /// The graph fused, lowered to op codes and compiled to generated WGSL.
     OpCode,
     /// Everything at once: the graph fused, ReLUs in place, buffers shared by liveness,
-    /// pipelines cached and bound once, each linear layer run by the kernel chosen for its
-    /// shape (register-blocked where vec4 loads are possible), all of a run's kernels in
-    /// one compute pass; or, where the fused-MLP pass expects it to be faster, the whole
+    /// pipelines cached and bound once, each linear layer run by the kernel measured
+    /// fastest on its shape at preparation (for large enough layers; the rule's choice
+    /// otherwise), all of a run's kernels in one compute pass; or, where the fused-MLP
+    /// pass expects it to be faster, the whole
     /// chain of layers as one dispatch of the fully fused kernel.
     GraphCompiled,
 }
@@ -169,7 +170,7 @@ fn prepare_compiled<'context>(
     let plan = reuse_buffers(&graph).plan;
     let options = GpuRunnerOptions {
         compilation: ShaderCompilation::Cached,
-        linear: LinearSelection::PerShape,
+        linear: LinearSelection::Measured,
         softmax: context.best_reduction_strategy(),
         passes: ComputePasses::OnePerRun,
     };
@@ -230,7 +231,7 @@ pub fn prepare_compiled_variant<'context>(
 fn compiled_runner_options(context: &GpuContext) -> GpuRunnerOptions {
     GpuRunnerOptions {
         compilation: ShaderCompilation::Cached,
-        linear: LinearSelection::PerShape,
+        linear: LinearSelection::Measured,
         softmax: context.best_reduction_strategy(),
         passes: ComputePasses::OnePerRun,
     }

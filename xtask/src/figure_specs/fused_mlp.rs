@@ -4,7 +4,46 @@
 
 use super::*;
 
+/// The modes the time-breakdown figure gives a panel each: one per rung of the ladder.
+const BREAKDOWN_MODES: [&str; 5] = [
+    "ImmediateCached",
+    "GraphCached",
+    "GraphCachedFused",
+    "OpCode",
+    "GraphCompiled",
+];
+
 /// The figures this part of the book draws.
 pub(super) fn specs() -> Vec<FigureSpec> {
-    Vec::new()
+    let mut specs = Vec::new();
+    for hardware in ["software", "gpu"] {
+        let id = format!("time-breakdown-{hardware}");
+        let mut figure = FigureSpec::new(&id, &id)
+            .title("Where one run's time goes, by mode (standard workload, depth 64)")
+            .subtitle(
+                "Grey: the whole run. Host phases by the host's clock; GPU kernels by the \
+                 GPU's timestamps, which run while the host waits.",
+            );
+        figure.columns = 2;
+        for mode in BREAKDOWN_MODES {
+            let part = |name: &str| format!("{mode}: {name}");
+            figure = figure.panel(
+                Some(mode),
+                vec![
+                    labelled(context(&part("wall")), "whole run"),
+                    labelled(emphasised(&part("encoding")), "encoding"),
+                    labelled(emphasised(&part("submitting")), "submitting"),
+                    labelled(emphasised(&part("waiting")), "waiting"),
+                    labelled(emphasised(&part("copying out")), "copying out"),
+                    labelled(emphasised(&part("GPU kernels")), "GPU kernels"),
+                ],
+            );
+        }
+        // The H100 file comes from the lead's device run; lavapipe's is measured here.
+        if hardware == "gpu" {
+            figure = figure.optional();
+        }
+        specs.push(figure);
+    }
+    specs
 }

@@ -11,6 +11,10 @@ use crate::bench::sweeps::cpu_linear::{self, CpuOperands};
 use crate::bench::sweeps::linear_kernels::{GpuLinearKernel, GpuLinearKernels, peak_settings};
 use crate::bench::sweeps::{Measurement, Progress, SweepError, gigaflops_per_second};
 use crate::gpu::GpuContext;
+use crate::gpu::linear_search::{LinearShape, measured_strategy};
+
+/// The name of the row of the kernel chosen by measuring.
+pub const MEASURED_CHOICE: &str = "chosen by measuring";
 
 /// Each GPU linear kernel at each size, as a fraction of the device's fp32 peak, which is
 /// measured in the same run (once per repeat).
@@ -55,13 +59,63 @@ pub fn gpu_linear(
     let names = kernels.names();
     let budget = options.budget();
     for &size in &options.gpu_linear_sizes {
+        // The compiled mode's choice by measuring: searched here (or answered from the
+        // context's cache), then timed beside every fixed kernel as one more contender.
+        let shape = LinearShape {
+            rows: size,
+            inner: size,
+            columns: size,
+        };
+        let searched = measured_strategy(context, shape).map_err(|source| SweepError::Gpu {
+            what: format!("choosing a linear kernel for {size}³ by measuring"),
+            source: Box::new(source),
+        })?;
         let mut strategies = vec![String::new(); names.len()];
-        let measured = time_interleaved(options, names.len(), |kernel| {
-            let (measurement, strategy) = kernels.measure(kernel, size, &budget)?;
-            strategies[kernel] = strategy.to_string();
+        let measured = time_interleaved(options, names.len() + 1, |kernel| {
+            let (measurement, strategy) = if kernel == names.len() {
+                let measurement = kernels.measure_strategy(searched, size, &budget)?;
+                (measurement, searched)
+            } else {
+                kernels.measure(kernel, size, &budget)?
+            };
+            if kernel < names.len() {
+                strategies[kernel] = strategy.to_string();
+            }
             progress.advance(&format!("{strategy}, {size}³"));
             Ok(measurement)
         })?;
+        let (measured, searched_timed) = measured.split_at(names.len());
+        let rate = |timed: &Timed| {
+            timed
+                .seconds
+                .map(|seconds| gigaflops_per_second(size, size, size, seconds))
+                .median()
+        };
+        let best = kernels
+            .kernels()
+            .iter()
+            .zip(measured)
+            .filter(|(kernel, _)| matches!(kernel, GpuLinearKernel::Fixed(_)))
+            .map(|(kernel, timed)| (kernel.name(), rate(timed)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let searched_rate = rate(&searched_timed[0]);
+        report.rows.push(ReportRow {
+            part: "GPU linear",
+            name: format!("{MEASURED_CHOICE}: {searched}"),
+            size: format!("{size}³"),
+            milliseconds: Some(searched_timed[0].milliseconds()),
+            gigaflops_per_second: Some(searched_rate),
+            compared: match &best {
+                Some((best_name, best_rate)) => format!(
+                    "{:.1}% of peak; chosen vs best: {:.1}% of {best_name} ({} GFLOP/s)",
+                    100.0 * searched_rate / peak_rate,
+                    100.0 * searched_rate / best_rate,
+                    significant(*best_rate)
+                ),
+                None => format!("{:.1}% of peak", 100.0 * searched_rate / peak_rate),
+            },
+            samples: searched_timed[0].sample_text(),
+        });
         for (kernel, timed) in measured.iter().enumerate() {
             let rates = timed
                 .seconds
@@ -83,12 +137,14 @@ pub fn gpu_linear(
             });
         }
     }
-    report.notes.push(
+    report.notes.push(format!(
         "GPU linear: operands stay on the GPU; one sample is that many dispatches recorded \
          into one compute pass and one submission. The peak is the measured rate of \
-         independent fp32 fma chains."
-            .to_string(),
-    );
+         independent fp32 fma chains. \"{MEASURED_CHOICE}\": the kernel GraphCompiled runs, \
+         the fastest of a search over the candidates timed at preparation (a few dispatches \
+         each, cached per shape), measured again here beside the others; \"chosen vs best\": \
+         its rate as a share of the fastest fixed kernel's in this run."
+    ));
     Ok(())
 }
 

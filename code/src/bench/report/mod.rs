@@ -227,7 +227,8 @@ fn planned_measurements(options: &ReportOptions, context: Option<&GpuContext>) -
                     .names()
                     .len()
             });
-            planned += 1 + kernels * options.gpu_linear_sizes.len();
+            // Every kernel, and the one chosen by measuring, at every size.
+            planned += 1 + (kernels + 1) * options.gpu_linear_sizes.len();
         }
     }
     if options.includes(ReportPart::CpuLinear) && !options.skip_cpu {
@@ -364,6 +365,12 @@ mod tests {
             .unwrap();
         assert_eq!(immediate.compared, "1.000× Immediate");
         assert!(report.rows.iter().any(|row| row.part == "GPU linear"));
+        let chosen = report
+            .rows
+            .iter()
+            .find(|row| row.name.starts_with(kernels::MEASURED_CHOICE))
+            .expect("a row for the kernel chosen by measuring");
+        assert!(chosen.compared.contains("chosen vs best"), "{chosen:?}");
         assert!(report.rows.iter().any(|row| row.name == "Cpu / CpuGraph"));
         let markdown = report.to_markdown();
         assert!(markdown.contains(&report.hardware), "{markdown}");

@@ -100,6 +100,19 @@ impl<'context> GpuLinearKernels<'context> {
                 })?
             }
         };
+        let measurement = self.measure_strategy(strategy, size, budget)?;
+        Ok((measurement, strategy))
+    }
+    // ANCHOR_END: measure_kernel
+
+    /// Checks `strategy` on random `size × size` operands, then measures one dispatch.
+    pub fn measure_strategy(
+        &self,
+        strategy: LinearStrategy,
+        size: usize,
+        budget: &Budget,
+    ) -> Result<Measurement, SweepError> {
+        let what = format!("the {strategy} linear kernel at {size}³");
         let throughput_error = |source| SweepError::Throughput {
             what: what.clone(),
             source: Box::new(source),
@@ -110,15 +123,13 @@ impl<'context> GpuLinearKernels<'context> {
                 source: Box::new(source),
             })?;
         benchmark.check().map_err(throughput_error)?;
-        let measurement = measure(budget, |dispatches| {
+        measure(budget, |dispatches| {
             benchmark
                 .time(dispatches)
                 .map(|_| ())
                 .map_err(throughput_error)
-        })?;
-        Ok((measurement, strategy))
+        })
     }
-    // ANCHOR_END: measure_kernel
 }
 
 /// How much work the peak measurement does: the full-size measurement for a real GPU, a

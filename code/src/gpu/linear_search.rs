@@ -1,0 +1,309 @@
+//! Choosing a linear kernel by measuring it.
+//!
+//! [`LinearStrategy::for_shape`] predicts the best kernel from the shape and the device's
+//! limits. The prediction is a rule of thumb about how many workgroups fill a GPU, and a
+//! rule of thumb can be wrong by a quarter on a real device. Measuring is cheaper than it
+//! sounds: a layer's shape is known when a graph is prepared, a handful of candidates is
+//! enough, and each needs only a few dispatches. So preparation can time every candidate
+//! on random operands of the layer's shape and keep the fastest.
+//!
+//! The answer is cached in the [`GpuContext`] by shape: the 64 layers of the standard
+//! workload share one shape and are searched once, and preparing the same graph again
+//! searches nothing. Layers too small for the difference to matter (below
+//! [`SEARCH_THRESHOLD`] multiply-adds) keep the rule's choice: on them a kernel's time is
+//! mostly the cost of launching it, the same for every candidate.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::gpu::linear_strategy::{LinearStrategy, PREFERRED_CONFIGURATIONS};
+use crate::gpu::record::BoundDispatch;
+use crate::gpu::timestamps::{TimestampQueries, TimestampSupport};
+use crate::gpu::{GpuContext, GpuError, GpuTensor, PipelineCache, Readback, ShaderCompilation};
+use crate::tensor::Tensor2d;
+
+/// Layers with fewer multiply-adds than this (128³) keep the rule's choice.
+pub const SEARCH_THRESHOLD: u64 = 128 * 128 * 128;
+
+/// Dispatches timed per candidate, after one that warms it up.
+const TIMED_DISPATCHES: u32 = 3;
+
+/// The shape of a linear layer: `rows × inner` by `inner × columns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinearShape {
+    pub rows: usize,
+    pub inner: usize,
+    pub columns: usize,
+}
+
+impl LinearShape {
+    pub fn multiply_adds(&self) -> u64 {
+        self.rows as u64 * self.inner as u64 * self.columns as u64
+    }
+}
+
+/// What a search measured: each candidate's seconds per dispatch, and the fastest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinearSearch {
+    pub shape: LinearShape,
+    pub timings: Vec<(LinearStrategy, f64)>,
+    pub chosen: LinearStrategy,
+    /// Whether the GPU's clock timed the candidates (else the host's, around a submission).
+    pub gpu_clock: bool,
+}
+
+// ANCHOR: measured_choices
+/// The context's cache of measured choices, and of the candidates' compiled pipelines
+/// (a candidate's pipeline does not depend on the shape).
+pub struct MeasuredChoices {
+    choices: Mutex<HashMap<LinearShape, LinearStrategy>>,
+    pipelines: PipelineCache,
+}
+// ANCHOR_END: measured_choices
+
+impl Default for MeasuredChoices {
+    fn default() -> Self {
+        MeasuredChoices {
+            choices: Mutex::new(HashMap::new()),
+            pipelines: PipelineCache::new(ShaderCompilation::Cached),
+        }
+    }
+}
+
+impl MeasuredChoices {
+    /// The cached choice for `shape`, if it was searched before.
+    pub fn cached(&self, shape: LinearShape) -> Option<LinearStrategy> {
+        self.lock().get(&shape).copied()
+    }
+
+    /// How many shapes have a cached choice.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<LinearShape, LinearStrategy>> {
+        self.choices
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+// ANCHOR: measured_strategy
+/// The linear kernel for `shape` on this device: from the context's cache, else the
+/// rule's choice for a small layer, else the fastest candidate of a search.
+pub fn measured_strategy(
+    context: &GpuContext,
+    shape: LinearShape,
+) -> Result<LinearStrategy, GpuError> {
+    let choices = context.measured_linear_choices();
+    if let Some(strategy) = choices.cached(shape) {
+        return Ok(strategy);
+    }
+    let strategy = if shape.multiply_adds() < SEARCH_THRESHOLD {
+        LinearStrategy::for_shape(context, shape.rows, shape.inner, shape.columns)?
+    } else {
+        search(context, shape)?.chosen
+    };
+    // Two threads may search the same shape at once; both keep a valid answer.
+    choices.lock().insert(shape, strategy);
+    Ok(strategy)
+}
+// ANCHOR_END: measured_strategy
+
+/// The candidates a search times for `shape`: every preferred register-blocked
+/// configuration the device can run (where vec4 loads are possible), the tiled kernel
+/// with 16 × 16 and 8 × 8 tiles, and the naive kernel.
+pub fn search_candidates(context: &GpuContext, shape: LinearShape) -> Vec<LinearStrategy> {
+    PREFERRED_CONFIGURATIONS
+        .into_iter()
+        .map(LinearStrategy::RegisterBlocked)
+        .chain([
+            LinearStrategy::Tiled { edge: 16 },
+            LinearStrategy::Tiled { edge: 8 },
+            LinearStrategy::Naive,
+        ])
+        .filter(|strategy| strategy.check(context, shape.inner, shape.columns).is_ok())
+        .collect()
+}
+
+// ANCHOR: search
+/// Times every candidate on random operands of `shape`: one dispatch to warm it up,
+/// then [`TIMED_DISPATCHES`] in one compute pass, timed by the GPU's clock where the
+/// device has timestamp queries. Returns every timing and the fastest candidate.
+pub fn search(context: &GpuContext, shape: LinearShape) -> Result<LinearSearch, GpuError> {
+    let LinearShape {
+        rows,
+        inner,
+        columns,
+    } = shape;
+    let upload = |rows, columns, seed| {
+        let values = Tensor2d::random(rows, columns, -1.0..=1.0, seed);
+        GpuTensor::upload(context, &values, Readback::Never)
+    };
+    let input = upload(rows, inner, 1)?;
+    let weights = upload(inner, columns, 2)?;
+    let bias = upload(1, columns, 3)?;
+    let output = GpuTensor::uninitialized(context, rows, columns, Readback::Never)?;
+    let queries = match TimestampSupport::of(context) {
+        TimestampSupport::None => None,
+        _ => Some(TimestampQueries::new(context, 2)?),
+    };
+    let cache = &context.measured_linear_choices().pipelines;
+    let mut timings = Vec::new();
+    for strategy in search_candidates(context, shape) {
+        let pipeline = strategy.pipeline(context, cache, false)?;
+        let dispatch = strategy.bind(context, &pipeline, &input, &weights, &bias, &output)?;
+        time_dispatches(context, &dispatch, 1, None)?;
+        let seconds = time_dispatches(context, &dispatch, TIMED_DISPATCHES, queries.as_ref())?;
+        timings.push((strategy, seconds / f64::from(TIMED_DISPATCHES)));
+    }
+    let chosen = timings
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|&(strategy, _)| strategy)
+        .ok_or_else(|| GpuError::Readback {
+            reason: format!(
+                "no linear kernel can run a {rows}×{inner} by {inner}×{columns} layer here"
+            ),
+        })?;
+    Ok(LinearSearch {
+        shape,
+        timings,
+        chosen,
+        gpu_clock: queries.is_some(),
+    })
+}
+// ANCHOR_END: search
+
+/// Records `count` dispatches in one compute pass, submits and waits. With `queries`, the
+/// pass's beginning and end are timestamped and the GPU's time is returned; without, the
+/// host's time from submission to the end of the wait.
+fn time_dispatches(
+    context: &GpuContext,
+    dispatch: &BoundDispatch,
+    count: u32,
+    queries: Option<&TimestampQueries>,
+) -> Result<f64, GpuError> {
+    let mut encoder = context
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("linear search"),
+        });
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("linear search"),
+            timestamp_writes: queries.map(|queries| wgpu::ComputePassTimestampWrites {
+                query_set: queries.query_set(),
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            }),
+        });
+        for _ in 0..count {
+            dispatch.record_in(&mut pass);
+        }
+    }
+    let start = Instant::now();
+    context.queue().submit([encoder.finish()]);
+    let waited = context
+        .device()
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|error| GpuError::Readback {
+            reason: format!("waiting for the linear search: {error}"),
+        });
+    let host_seconds = start.elapsed().as_secs_f64();
+    waited?;
+    match queries {
+        Some(queries) => {
+            let nanoseconds = queries.read_nanoseconds(context, 2)?;
+            Ok(((nanoseconds[1] - nanoseconds[0]) * 1e-9).max(0.0))
+        }
+        None => Ok(host_seconds),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_times_every_candidate_and_chooses_one_of_them() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let shape = LinearShape {
+            rows: 64,
+            inner: 64,
+            columns: 64,
+        };
+        let found = search(context, shape).unwrap();
+        let candidates = search_candidates(context, shape);
+        assert_eq!(found.timings.len(), candidates.len());
+        assert!(candidates.len() >= 3, "{candidates:?}");
+        assert!(candidates.contains(&found.chosen));
+        assert!(
+            found
+                .timings
+                .iter()
+                .all(|&(_, seconds)| seconds.is_finite() && seconds >= 0.0),
+            "{found:?}"
+        );
+        assert!(found.chosen.check(context, 64, 64).is_ok());
+    }
+
+    #[test]
+    fn shapes_without_vec4_get_candidates_that_can_run_them() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let shape = LinearShape {
+            rows: 140,
+            inner: 130,
+            columns: 131,
+        };
+        let candidates = search_candidates(context, shape);
+        assert!(!candidates.is_empty());
+        assert!(
+            candidates
+                .iter()
+                .all(|strategy| !matches!(strategy, LinearStrategy::RegisterBlocked(_))),
+            "{candidates:?}"
+        );
+        let strategy = measured_strategy(context, shape).unwrap();
+        assert!(strategy.check(context, 130, 131).is_ok(), "{strategy}");
+    }
+
+    #[test]
+    fn the_choice_is_cached_by_shape() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        // A shape no other test uses, large enough to be searched.
+        let shape = LinearShape {
+            rows: 136,
+            inner: 132,
+            columns: 140,
+        };
+        assert!(shape.multiply_adds() >= SEARCH_THRESHOLD);
+        let choices = context.measured_linear_choices();
+        assert_eq!(choices.cached(shape), None);
+        let first = measured_strategy(context, shape).unwrap();
+        assert_eq!(choices.cached(shape), Some(first));
+        // The second call answers from the cache: the same strategy, even though a
+        // second measurement might have put another candidate first.
+        assert_eq!(measured_strategy(context, shape).unwrap(), first);
+        assert!(!choices.is_empty());
+    }
+
+    #[test]
+    fn small_layers_keep_the_rule() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        let shape = LinearShape {
+            rows: 4,
+            inner: 8,
+            columns: 12,
+        };
+        assert_eq!(
+            measured_strategy(context, shape).unwrap(),
+            LinearStrategy::for_shape(context, 4, 8, 12).unwrap()
+        );
+    }
+}
