@@ -136,6 +136,10 @@ pub struct FusedMlpConfig {
     /// Invocations across the columns (a power of two); each computes the vec4 columns
     /// `column_invocation + k · column_invocations`.
     pub column_invocations: u32,
+    /// Steps along the inner dimension (four rows of weights each) whose loads one
+    /// invocation issues before it uses the first: more loads in flight hide more of the
+    /// time a load takes.
+    pub steps_in_flight: u32,
 }
 // ANCHOR_END: fused_mlp_config
 
@@ -205,36 +209,46 @@ pub enum FusedMlpError {
 /// The most sums one invocation keeps in registers (as for the register-blocked kernel).
 pub const MAXIMUM_SUMS_PER_INVOCATION: u32 = 64;
 
+/// Steps of four weight rows in flight at once, unless a layout says otherwise.
+pub const DEFAULT_STEPS_IN_FLIGHT: u32 = 8;
+
+/// The most weight vec4s one invocation holds in flight.
+pub const MAXIMUM_WEIGHTS_IN_FLIGHT: u32 = 32;
+
 impl FusedMlpConfig {
     /// A layout as given; [`FusedMlpConfig::check`] says whether it can run.
     pub const fn new(
         rows_per_workgroup: u32,
         rows_per_invocation: u32,
         column_invocations: u32,
+        steps_in_flight: u32,
     ) -> FusedMlpConfig {
         FusedMlpConfig {
             rows_per_workgroup,
             rows_per_invocation,
             column_invocations,
+            steps_in_flight,
         }
     }
 
     // ANCHOR: fused_mlp_layout
     /// The layout for `rows_per_workgroup` rows of `shape`: one invocation per vec4 column
-    /// (up to [`TARGET_INVOCATIONS`]), and as few rows per invocation as keep the
-    /// workgroup within that many invocations.
+    /// (up to [`TARGET_INVOCATIONS`]), two rows per invocation, or more where that keeps
+    /// the workgroup within [`TARGET_INVOCATIONS`]. Measured on an H100, one row per
+    /// invocation was always slower (every row group loads the weights again) and eight
+    /// steps in flight the fastest.
     pub fn for_rows(shape: &FusedChainShape, rows_per_workgroup: u32) -> FusedMlpConfig {
         let rows = rows_per_workgroup.max(1);
         let widest = u32::try_from(shape.widest_vectors()).unwrap_or(u32::MAX);
         let column_invocations = widest.next_power_of_two().clamp(1, TARGET_INVOCATIONS);
-        // Row groups fill what is left of the target; every row group takes the same rows.
-        let row_groups = (TARGET_INVOCATIONS / column_invocations).clamp(1, rows);
-        let rows_per_invocation = (rows / row_groups).max(1);
+        let within_target = (rows * column_invocations).div_ceil(TARGET_INVOCATIONS);
+        let rows_per_invocation = rows.min(2).max(within_target).min(rows);
         FusedMlpConfig {
             rows_per_workgroup: rows,
             // The softmax gives every row column_invocations / rows_per_invocation lanes.
             rows_per_invocation: rows_per_invocation.min(column_invocations),
             column_invocations,
+            steps_in_flight: DEFAULT_STEPS_IN_FLIGHT,
         }
     }
     // ANCHOR_END: fused_mlp_layout
@@ -258,6 +272,12 @@ impl FusedMlpConfig {
         2 * block + u64::from(self.invocations()) * 4
     }
     // ANCHOR_END: fused_mlp_memory
+
+    /// Groups of invocations that share columns but own different rows: each loads every
+    /// weight it uses, so a workgroup loads its weights this many times.
+    pub fn row_groups(&self) -> u32 {
+        self.rows_per_workgroup / self.rows_per_invocation.max(1)
+    }
 
     /// Workgroups the dispatch launches: one per block of rows.
     pub fn workgroups(&self, shape: &FusedChainShape) -> u64 {
@@ -292,6 +312,9 @@ impl FusedMlpConfig {
         if self.rows_per_invocation * 4 > MAXIMUM_SUMS_PER_INVOCATION {
             return breaks("at most 64 sums per invocation, or they spill out of registers");
         }
+        if self.steps_in_flight == 0 || 4 * self.steps_in_flight > MAXIMUM_WEIGHTS_IN_FLIGHT {
+            return breaks("1 to 8 steps in flight (at most 32 weight vec4s in registers)");
+        }
         let invocations = self.invocations();
         let maximum = limits
             .max_invocations_per_workgroup
@@ -318,15 +341,19 @@ impl FusedMlpConfig {
 }
 
 impl std::fmt::Display for FusedMlpConfig {
-    /// `8 rows/workgroup, 2 rows × 64 columns of vec4/invocation`.
+    /// `rows per workgroup 8, invocations 256 (64 across the columns × 4 row groups), rows
+    /// per invocation 2, steps in flight 8`.
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             formatter,
-            "{} rows per workgroup, {} invocations ({} across the columns, {} rows each)",
+            "rows per workgroup {}, invocations {} ({} across the columns × {} row groups), \
+             rows per invocation {}, steps in flight {}",
             self.rows_per_workgroup,
             self.invocations(),
             self.column_invocations,
-            self.rows_per_invocation
+            self.row_groups(),
+            self.rows_per_invocation,
+            self.steps_in_flight
         )
     }
 }
@@ -354,6 +381,7 @@ pub fn fused_mlp_source(
         ),
         ("COLUMN_INVOCATIONS", config.column_invocations.to_string()),
         ("COLUMN_GROUPS", config.column_groups(shape).to_string()),
+        ("STEPS_IN_FLIGHT", config.steps_in_flight.to_string()),
     ];
     // WGSL wants unsigned constants written as such where they meet u32 arithmetic.
     for (_, value) in &mut values {
@@ -662,13 +690,14 @@ mod tests {
     fn broken_rules_are_named() {
         let shape = chain(64, &[64, 64], true);
         let cases = [
-            (FusedMlpConfig::new(3, 1, 16), "powers of two"),
-            (FusedMlpConfig::new(2, 4, 16), "more rows than"),
+            (FusedMlpConfig::new(3, 1, 16, 4), "powers of two"),
+            (FusedMlpConfig::new(2, 4, 16, 4), "more rows than"),
             (
-                FusedMlpConfig::new(32, 32, 16),
+                FusedMlpConfig::new(32, 32, 16, 4),
                 "at least one invocation per row",
             ),
-            (FusedMlpConfig::new(32, 32, 32), "64 sums"),
+            (FusedMlpConfig::new(32, 32, 32, 4), "64 sums"),
+            (FusedMlpConfig::new(8, 2, 16, 9), "steps in flight"),
         ];
         for (config, words) in cases {
             match config.check(&shape, &LAVAPIPE) {

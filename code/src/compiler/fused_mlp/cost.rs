@@ -7,13 +7,14 @@
 //!   (the GPU drains the previous kernel, wgpu puts a barrier in between, the next one
 //!   ramps up), and each layer's kernel reaches only a part of the device's peak.
 //! - **Fused**, there is one dispatch, but every workgroup streams *all* the weights,
-//!   because it owns its rows through every layer. `g` workgroups read the weights `g`
-//!   times from the cache, and each multiprocessor must pull its workgroups' copies
-//!   through its own port to the cache. Fewer, larger blocks of rows read less, but keep
-//!   fewer multiprocessors busy.
+//!   because it owns its rows through every layer; and inside a workgroup every row group
+//!   (invocations that share columns but own different rows) loads them again. A
+//!   multiprocessor's load units deliver only so many bytes per second, and one warp that
+//!   waits for its loads far fewer: the weights a multiprocessor must load, divided by the
+//!   rate its warps can load them at, is the fused kernel's time.
 //!
-//! The model estimates both times from the shape, with the figures of a large GPU below,
-//! and the plan prints the estimates next to the decision, so a reader can check them.
+//! The model estimates both times from the shape with the figures of [`LARGE_GPU`], and
+//! the plan prints the estimates next to the decision, so a reader can check them.
 
 use crate::gpu::fused_mlp::{FusedChainShape, FusedMlpConfig};
 
@@ -23,36 +24,46 @@ use crate::gpu::fused_mlp::{FusedChainShape, FusedMlpConfig};
 pub struct FusionCostModel {
     /// Multiprocessors (streaming multiprocessors, compute units) that run workgroups.
     pub multiprocessors: u32,
+    /// Invocations that run in lockstep (a warp on NVIDIA).
+    pub warp_size: u32,
     /// fp32 multiply-add peak of the whole device, FLOP/s.
     pub peak_flops: f64,
-    /// Bytes per second the shared cache (L2) delivers to all multiprocessors together.
-    pub cache_bandwidth: f64,
-    /// Bytes per second one multiprocessor can pull from the shared cache.
-    pub cache_bandwidth_per_multiprocessor: f64,
+    /// Bytes per second one multiprocessor's load units deliver, at most.
+    pub load_rate_per_multiprocessor: f64,
+    /// Bytes per second one warp loads while it waits for its loads.
+    pub load_rate_per_warp: f64,
     /// Fixed seconds per dispatch of the per-layer kernels.
     pub seconds_per_dispatch: f64,
-    /// Share of the peak a per-layer linear kernel reaches.
+    /// Share of the peak a per-layer linear kernel reaches on an output large enough to
+    /// fill the device.
     pub per_layer_efficiency: f64,
+    /// Output elements a per-layer linear kernel needs to fill the device: below, its
+    /// share of the peak falls with the square root of the output's size (with the
+    /// side of a square output).
+    pub per_layer_filling_elements: f64,
     /// Seconds the fused kernel spends per layer whatever its size: the barrier and the
     /// latency of the layer's first weight loads.
     pub seconds_per_fused_layer: f64,
 }
 
-/// An NVIDIA H100 (SXM, 80 GB). Measured on it: 132 multiprocessors, 63.4 TFLOP/s of fp32
-/// multiply-adds (`bench_report`'s peak kernel), about 8 µs per dispatch of the compiled
-/// graph (0.56 ms for the 66 dispatches of the standard workload at size 4, depth 64) and
-/// 24.6 TFLOP/s for its best linear kernel at 1024³ (0.39 of the peak; less at smaller
-/// sizes, hence 0.3). Assumed from the architecture: about 5.5 TB/s from L2 to all
-/// multiprocessors together, 64 bytes per clock (about 110 GB/s) into one, and about 1 µs
-/// per fused layer.
+/// An NVIDIA H100 (PCIe/SXM, 80 GB) through Vulkan. 132 multiprocessors, warps of 32 and
+/// 63.4 TFLOP/s of fp32 multiply-adds (`bench_report`'s peak kernel); about 8 µs per
+/// dispatch of the compiled graph (0.47 to 0.56 ms for the 65 dispatches of the standard
+/// workload at size 4, depth 64); its linear kernels reached 0.31 of the peak on 1024 × 1024
+/// outputs, 0.19 on 512 × 512 and 0.08 on 256 × 256 (the compiled graph's times at depth 64,
+/// less the dispatches). The two load rates and the time per fused layer are fitted to the fused kernel's
+/// times over sizes 4 to 1024 at depth 64 (`examples/show_fused_plan.rs --measure`,
+/// 2026-11-24): about 65 GB/s per multiprocessor, 16 GB/s per warp, 0.5 µs per layer.
 pub const LARGE_GPU: FusionCostModel = FusionCostModel {
     multiprocessors: 132,
+    warp_size: 32,
     peak_flops: 63.4e12,
-    cache_bandwidth: 5.5e12,
-    cache_bandwidth_per_multiprocessor: 110e9,
+    load_rate_per_multiprocessor: 65e9,
+    load_rate_per_warp: 16e9,
     seconds_per_dispatch: 8e-6,
-    per_layer_efficiency: 0.3,
-    seconds_per_fused_layer: 1e-6,
+    per_layer_efficiency: 0.31,
+    per_layer_filling_elements: 1024.0 * 1024.0,
+    seconds_per_fused_layer: 0.5e-6,
 };
 // ANCHOR_END: cost_model
 
@@ -62,11 +73,11 @@ pub struct FusedEstimate {
     pub seconds: f64,
     /// The arithmetic alone, on the multiprocessors the workgroups occupy.
     pub compute_seconds: f64,
-    /// The weights through the cache: the slower of the whole cache and one
-    /// multiprocessor's port.
-    pub cache_seconds: f64,
-    /// Bytes of weights all workgroups together read.
-    pub cache_bytes: f64,
+    /// Loading the weights: the bytes one multiprocessor loads over the rate its warps
+    /// load them at.
+    pub load_seconds: f64,
+    /// Bytes of weights all workgroups together load (every row group counted).
+    pub loaded_bytes: f64,
 }
 
 impl FusionCostModel {
@@ -75,34 +86,49 @@ impl FusionCostModel {
     pub fn fused(&self, shape: &FusedChainShape, config: &FusedMlpConfig) -> FusedEstimate {
         let workgroups = config.workgroups(shape).max(1) as f64;
         let multiprocessors = f64::from(self.multiprocessors.max(1));
-        // Workgroups beyond one per multiprocessor queue up behind each other (waves).
-        let waves = (workgroups / multiprocessors).ceil();
+        // Workgroups per busy multiprocessor (several share one when there are more
+        // workgroups than multiprocessors).
         let busy = workgroups.min(multiprocessors);
-        let compute_seconds = shape.flops() / (self.peak_flops * busy / multiprocessors)
-            * (waves * busy / workgroups);
+        let per_multiprocessor = workgroups / busy;
+        let compute_seconds = shape.flops() / (self.peak_flops * busy / multiprocessors);
+        // Every row group of every workgroup loads every weight.
         let weights = shape.parameter_bytes() as f64;
-        let cache_bytes = workgroups * weights;
-        let whole_cache = cache_bytes / self.cache_bandwidth;
-        let one_port = waves * weights / self.cache_bandwidth_per_multiprocessor;
-        let cache_seconds = whole_cache.max(one_port);
+        let loaded_bytes = workgroups * f64::from(config.row_groups()) * weights;
+        let warps =
+            per_multiprocessor * f64::from(config.invocations().div_ceil(self.warp_size.max(1)));
+        let rate = self
+            .load_rate_per_multiprocessor
+            .min(warps * self.load_rate_per_warp);
+        let load_seconds = loaded_bytes / busy / rate;
         let fixed =
             self.seconds_per_dispatch + shape.layers.len() as f64 * self.seconds_per_fused_layer;
         FusedEstimate {
-            seconds: compute_seconds.max(cache_seconds) + fixed,
+            seconds: compute_seconds.max(load_seconds) + fixed,
             compute_seconds,
-            cache_seconds,
-            cache_bytes,
+            load_seconds,
+            loaded_bytes,
         }
     }
     // ANCHOR_END: fused_estimate
 
-    /// One kernel per layer (and one for the softmax): a fixed cost per dispatch, and the
-    /// arithmetic at a share of the peak.
+    // ANCHOR: per_layer_estimate
+    /// One kernel per layer (and one for the softmax): a fixed cost per dispatch, and each
+    /// layer's arithmetic at the share of the peak a kernel of its output's size reaches.
     pub fn per_layer(&self, shape: &FusedChainShape) -> f64 {
         let dispatches = shape.layers.len() + usize::from(shape.softmax);
-        dispatches as f64 * self.seconds_per_dispatch
-            + shape.flops() / (self.peak_flops * self.per_layer_efficiency)
+        let arithmetic: f64 = shape
+            .layers
+            .iter()
+            .map(|layer| {
+                let outputs = shape.rows as f64 * layer.columns as f64;
+                let filled = (outputs / self.per_layer_filling_elements).min(1.0).sqrt();
+                let flops = 2.0 * outputs * layer.inner as f64;
+                flops / (self.peak_flops * self.per_layer_efficiency * filled)
+            })
+            .sum();
+        dispatches as f64 * self.seconds_per_dispatch + arithmetic
     }
+    // ANCHOR_END: per_layer_estimate
 }
 
 #[cfg(test)]
@@ -130,10 +156,11 @@ mod tests {
     #[test]
     fn fewer_workgroups_read_the_weights_fewer_times() {
         let shape = square(256, 64);
+        // Two rows per invocation: one row group of 2 rows, four row groups of 8.
         let small = LARGE_GPU.fused(&shape, &FusedMlpConfig::for_rows(&shape, 2));
         let large = LARGE_GPU.fused(&shape, &FusedMlpConfig::for_rows(&shape, 8));
-        assert!(small.cache_bytes == 4.0 * large.cache_bytes);
-        // ...but they use fewer multiprocessors for the arithmetic.
+        assert_eq!(small.loaded_bytes, large.loaded_bytes);
+        // ...but the larger blocks use fewer multiprocessors for the arithmetic.
         assert!(small.compute_seconds < large.compute_seconds);
     }
 
@@ -147,8 +174,8 @@ mod tests {
                 < LARGE_GPU.per_layer(&shape)
         };
         assert!(fused(4, 4));
-        assert!(fused(256, 8));
-        // 256 workgroups of 4 rows would each stream 256 MiB of weights.
+        assert!(fused(256, 4));
+        // 256 workgroups of 4 rows would each load 256 MiB of weights.
         assert!(!fused(1024, 4));
     }
 }

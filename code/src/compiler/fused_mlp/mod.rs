@@ -45,6 +45,7 @@ pub struct FusionRequest {
     pub choice: FusionChoice,
     pub rows_per_workgroup: Option<u32>,
     pub rows_per_invocation: Option<u32>,
+    pub steps_in_flight: Option<u32>,
 }
 
 impl FusionRequest {
@@ -236,6 +237,9 @@ pub fn plan_fused_mlp(
         if let Some(rows_per_invocation) = request.rows_per_invocation {
             config.rows_per_invocation = rows_per_invocation;
         }
+        if let Some(steps_in_flight) = request.steps_in_flight {
+            config.steps_in_flight = steps_in_flight;
+        }
         config
     };
     let candidates: Vec<u32> = match request.rows_per_workgroup {
@@ -279,11 +283,11 @@ pub fn plan_fused_mlp(
                 FusionDecision::PerLayer {
                     reason: format!(
                         "the model expects per-layer kernels to be faster ({} against {} fused: \
-                         {} workgroups would read {} of weights through the cache)",
+                         {} workgroups would load {} of weights)",
                         milliseconds(per_layer),
                         milliseconds(estimate.seconds),
                         config.workgroups(shape),
-                        bytes(estimate.cache_bytes),
+                        bytes(estimate.loaded_bytes),
                     ),
                 }
             }
@@ -337,7 +341,7 @@ impl fmt::Display for FusedMlpPlan {
         if chain.unused_nodes > 0 {
             writeln!(
                 formatter,
-                "left out: {} nodes off the chain, which nothing on the way to the result reads",
+                "left out: nodes off the chain, which nothing on the way to the result reads: {}",
                 chain.unused_nodes
             )?;
         }
@@ -352,29 +356,30 @@ impl fmt::Display for FusedMlpPlan {
         if let Some((config, estimate)) = &self.best_layout {
             writeln!(
                 formatter,
-                "layout: {config}, {} workgroups, {} bytes of workgroup memory",
+                "layout: {config}; workgroups {}, workgroup memory {} bytes",
                 config.workgroups(shape),
                 config.workgroup_memory_bytes(shape)
             )?;
             writeln!(
                 formatter,
-                "model ({} multiprocessors, {:.1} TFLOP/s): fused {} (arithmetic {}, weights \
-                 through the cache {}: {}), per layer {}",
+                "model ({} multiprocessors, {:.1} TFLOP/s): fused {} (arithmetic {}, loading \
+                 {} of weights {}), per layer {}",
                 self.model.multiprocessors,
                 self.model.peak_flops / 1e12,
                 milliseconds(estimate.seconds),
                 milliseconds(estimate.compute_seconds),
-                milliseconds(estimate.cache_seconds),
-                bytes(estimate.cache_bytes),
+                bytes(estimate.loaded_bytes),
+                milliseconds(estimate.load_seconds),
                 milliseconds(self.per_layer_seconds.unwrap_or(f64::NAN)),
             )?;
         }
         match &self.decision {
             FusionDecision::Fused { config, .. } => write!(
                 formatter,
-                "decision: fused, one dispatch of {} workgroups instead of {} dispatches",
+                "decision: fused, one dispatch ({} workgroups, rows per workgroup {}) instead of one per \
+                 layer",
                 config.workgroups(shape),
-                shape.layers.len() + usize::from(shape.softmax)
+                config.rows_per_workgroup
             ),
             FusionDecision::PerLayer { reason } => {
                 write!(
@@ -503,6 +508,7 @@ mod tests {
             choice: FusionChoice::Always,
             rows_per_workgroup: Some(16),
             rows_per_invocation: Some(4),
+            steps_in_flight: Some(2),
         };
         let plan = plan_fused_mlp(&workload.graph, &LAVAPIPE, &LARGE_GPU, request);
         let config = plan.config().unwrap();
