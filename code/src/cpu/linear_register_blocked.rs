@@ -198,27 +198,24 @@ fn store_tile<const TILE_ROWS: usize, const TILE_COLUMNS: usize>(
         first_column,
         columns,
     } = output_tile;
+    // Where the sum starts from: the bias on the first inner block, what the output holds
+    // on later ones (or, without a bias, on every block).
+    let bias = match (first_inner_block, epilogue.bias) {
+        (true, Some(bias)) => Some(&bias[first_column..first_column + columns]),
+        _ => None,
+    };
+    let relu = last_inner_block && epilogue.relu;
     for (row_sums, output_row) in sums.iter().zip(output_rows.chunks_exact_mut(outputs)) {
         let output_tile_row = &mut output_row[first_column..first_column + columns];
-        match (first_inner_block, epilogue.bias) {
-            (true, Some(bias)) => {
-                let bias = &bias[first_column..first_column + columns];
-                for ((output_value, &sum), &bias) in
-                    output_tile_row.iter_mut().zip(row_sums).zip(bias)
-                {
-                    *output_value = sum + bias;
-                }
-            }
-            _ => {
-                for (output_value, &sum) in output_tile_row.iter_mut().zip(row_sums) {
-                    *output_value += sum;
-                }
-            }
-        }
-        if last_inner_block && epilogue.relu {
-            for output_value in output_tile_row.iter_mut() {
-                *output_value = relu_value(*output_value);
-            }
+        // One pass, one store per value: storing and then reading the value back for
+        // ReLU would make the processor wait for its own store.
+        for (index, (output_value, &sum)) in output_tile_row.iter_mut().zip(row_sums).enumerate() {
+            let start = match bias {
+                Some(bias) => bias[index],
+                None => *output_value,
+            };
+            let value = start + sum;
+            *output_value = if relu { relu_value(value) } else { value };
         }
     }
 }
@@ -294,14 +291,25 @@ fn pack_inputs<const TILE_ROWS: usize>(
     depth: usize,
     packed: &mut Vec<f32>,
 ) {
-    packed.clear();
-    packed.resize(rows.div_ceil(TILE_ROWS) * TILE_ROWS * depth, 0.0);
-    for (row, input_row) in input_rows.chunks_exact(inner_size).take(rows).enumerate() {
-        let tile = &mut packed[(row / TILE_ROWS) * TILE_ROWS * depth..][..TILE_ROWS * depth];
-        let row_in_tile = row % TILE_ROWS;
-        let block_of_row = &input_row[first_inner..first_inner + depth];
-        for (step_values, &value) in tile.chunks_exact_mut(TILE_ROWS).zip(block_of_row) {
-            step_values[row_in_tile] = value;
+    let tiles = rows.div_ceil(TILE_ROWS);
+    // Every value is written below, so the buffer needs the right length, not zeros.
+    packed.resize(tiles * TILE_ROWS * depth, 0.0);
+    for (tile_index, tile) in packed.chunks_exact_mut(TILE_ROWS * depth).enumerate() {
+        let first_row = tile_index * TILE_ROWS;
+        // The block of each row of the tile; rows past the last one are empty.
+        let row_blocks: [&[f32]; TILE_ROWS] = std::array::from_fn(|row_in_tile| {
+            let row = first_row + row_in_tile;
+            if row < rows {
+                &input_rows[row * inner_size + first_inner..][..depth]
+            } else {
+                &[]
+            }
+        });
+        // Written in order, read from TILE_ROWS rows at once (each read in order too).
+        for (step, step_values) in tile.chunks_exact_mut(TILE_ROWS).enumerate() {
+            for (value, row_block) in step_values.iter_mut().zip(&row_blocks) {
+                *value = row_block.get(step).copied().unwrap_or(0.0);
+            }
         }
     }
 }
