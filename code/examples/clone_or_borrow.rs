@@ -9,7 +9,7 @@
 //! Both variants do the same arithmetic (`galaxy::rust_basics::clones`); the cloning one
 //! also allocates a vector, copies the weights into it and frees it, once per row. The
 //! rows add up to about 256 KiB, so they stay in the L2 cache and the clone stands out.
-//! The whole sweep runs three times; each point is the median of the passes.
+//! The whole sweep runs five times; each point is the median of the passes.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -31,7 +31,7 @@ const LENGTHS: [usize; 9] = [
     1 << 18,
     1 << 20,
 ];
-const PASSES: usize = 3;
+const PASSES: usize = 5;
 /// About this many bytes of rows in total, but never fewer than 4 rows.
 const ROW_BYTES: usize = 256 * 1024;
 

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The activation is a ReLU, passed through `black_box` so that the compiler cannot see
-//! which one it is at the call site. The whole sweep runs three times; each point is
+//! which one it is at the call site. The whole sweep runs five times; each point is
 //! the median of the passes.
 
 use std::hint::black_box;
@@ -23,7 +23,7 @@ use galaxy::rust_basics::measure::RepeatedMeasurements;
 
 /// Values per slice: 4 KiB to 4 MiB of `f32`.
 const LENGTHS: [usize; 6] = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20];
-const PASSES: usize = 3;
+const PASSES: usize = 5;
 
 fn main() -> Result<(), FigureError> {
     let hardware = hardware_description(None);
@@ -54,8 +54,8 @@ fn main() -> Result<(), FigureError> {
             let bytes = (length * size_of::<f32>()) as f64;
             measurements.record("generic", bytes, generic);
             measurements.record("enum and match", bytes, enumerated);
-            measurements.record("dyn, a call per value", bytes, dynamic);
-            measurements.record("dyn, a call per slice", bytes, per_slice);
+            measurements.record("dyn: one call per value", bytes, dynamic);
+            measurements.record("dyn: one call per slice", bytes, per_slice);
             println!(
                 "{:>6} KiB {generic:>9.3} {enumerated:>9.3} {dynamic:>14.3} {per_slice:>14.3}",
                 length * size_of::<f32>() / 1024

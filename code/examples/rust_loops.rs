@@ -14,7 +14,7 @@
 //!   with indices, with a 16-value slice per chunk, and with `chunks_exact`. Only the last
 //!   two are vectorised.
 //!
-//! The whole sweep runs three times; each point is the median of the three passes, and
+//! The whole sweep runs five times; each point is the median of the five passes, and
 //! the CSV keeps the fastest and slowest as its range.
 
 use std::hint::black_box;
@@ -38,22 +38,22 @@ const LENGTHS: [usize; 7] = [
     1 << 20,
     1 << 22,
 ];
-const PASSES: usize = 3;
+const PASSES: usize = 5;
 
 type Axpy = fn(f32, &[f32], &mut [f32]);
 type Dot = fn(&[f32], &[f32]) -> f32;
 
 const AXPY_VARIANTS: [(&str, Axpy); 3] = [
     ("indexed", scale_and_add_indexed),
-    ("indexed, resliced", scale_and_add_resliced),
+    ("indexed and resliced", scale_and_add_resliced),
     ("iterator (zip)", scale_and_add_zipped),
 ];
 
 const DOT_VARIANTS: [(&str, Dot); 4] = [
-    ("in order (zip, map, sum)", dot_in_order),
-    ("16 sums, indexed", dot_in_lanes_indexed),
-    ("16 sums, sliced per chunk", dot_in_lanes_sliced),
-    ("16 sums, chunks_exact", dot_in_lanes),
+    ("one sum in order", dot_in_order),
+    ("16 sums by index", dot_in_lanes_indexed),
+    ("16 sums by 16-value slices", dot_in_lanes_sliced),
+    ("16 sums by chunks_exact", dot_in_lanes),
 ];
 
 fn figure(id: &str, title: &str) -> Figure {

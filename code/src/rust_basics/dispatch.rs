@@ -142,6 +142,12 @@ mod tests {
     }
 
     #[test]
+    fn the_enum_is_a_tag_beside_the_largest_variant() {
+        // A 4-byte f32 for the slope, and the tag padded to the f32's alignment.
+        assert_eq!(std::mem::size_of::<ActivationKind>(), 8);
+    }
+
+    #[test]
     fn relu_zeroes_the_negative_values_whichever_way_it_is_called() {
         let mut generic = inputs();
         apply_generic(&Relu, &mut generic);
