@@ -6,12 +6,14 @@
 //! ```text
 //! cargo run --release --example show_fused_plan -- [--sizes 4,64,256,512,1024] [--depth 64]
 //!     [--workgroup-memory BYTES] [--measure] [--samples 20] [--rows 2,4,8,16]
-//!     [--rows-per-invocation 1,2,4] [--steps-in-flight 1,2,4,8] [--skip-per-layer]
+//!     [--rows-per-invocation 1,2,4] [--steps-in-flight 1,2,4,8] [--inner-slices 2,4]
+//!     [--skip-per-layer]
 //! ```
 //!
 //! `--workgroup-memory` plans for a device with that much workgroup memory instead of the
-//! one present (planning needs no GPU time). `--rows` and `--rows-per-invocation` measure
-//! those layouts of the fused kernel beside the planned one.
+//! one present (planning needs no GPU time). `--rows`, `--rows-per-invocation`,
+//! `--steps-in-flight` and `--inner-slices` measure those layouts of the fused kernel beside
+//! the planned one.
 
 use std::time::Instant;
 
@@ -49,6 +51,9 @@ struct Arguments {
     /// Steps in flight of further fused layouts to measure (with each of the above).
     #[arg(long, value_delimiter = ',', num_args = 0..)]
     steps_in_flight: Vec<u32>,
+    /// Inner slices of further fused layouts to measure (with each of the above).
+    #[arg(long, value_delimiter = ',', num_args = 0..)]
+    inner_slices: Vec<u32>,
     /// Do not time the per-layer kernels (they are slow at large sizes on lavapipe).
     #[arg(long)]
     skip_per_layer: bool,
@@ -103,16 +108,25 @@ fn measure(
     per_invocation.extend(arguments.rows_per_invocation.iter().map(|&rows| Some(rows)));
     let mut steps: Vec<Option<u32>> = vec![None];
     steps.extend(arguments.steps_in_flight.iter().map(|&steps| Some(steps)));
+    let mut slices: Vec<Option<u32>> = vec![None];
+    slices.extend(arguments.inner_slices.iter().map(|&slices| Some(slices)));
     for &rows in &arguments.rows {
-        for &rows_per_invocation in &per_invocation {
-            for &steps_in_flight in &steps {
-                let request = FusionRequest {
-                    choice: FusionChoice::Always,
-                    rows_per_workgroup: Some(rows),
-                    rows_per_invocation,
-                    steps_in_flight,
-                };
-                requests.push((request, format!("{rows} rows")));
+        for &inner_slices in &slices {
+            for &rows_per_invocation in &per_invocation {
+                // A split inner dimension gives every invocation all the rows.
+                if inner_slices.is_some_and(|slices| slices > 1) && rows_per_invocation.is_some() {
+                    continue;
+                }
+                for &steps_in_flight in &steps {
+                    let request = FusionRequest {
+                        choice: FusionChoice::Always,
+                        rows_per_workgroup: Some(rows),
+                        rows_per_invocation,
+                        steps_in_flight,
+                        inner_slices,
+                    };
+                    requests.push((request, format!("{rows} rows")));
+                }
             }
         }
     }

@@ -47,6 +47,7 @@ fn with_rows(rows_per_workgroup: u32, rows_per_invocation: Option<u32>) -> Fusio
         rows_per_workgroup: Some(rows_per_workgroup),
         rows_per_invocation,
         steps_in_flight: None,
+        inner_slices: None,
     }
 }
 
@@ -90,6 +91,24 @@ fn every_number_of_steps_in_flight_gives_the_same_result() {
         };
         let what = format!("random_mlp(64, 3, 10), {steps} steps in flight");
         check_fused(&workload.graph, &workload.input, request, &what);
+    }
+}
+
+#[test]
+fn every_split_of_the_inner_dimension_gives_the_same_result() {
+    // 100 columns are 25 steps: slices of 13, 7 and 2 steps (some empty for 17 columns).
+    let (graph, input) = odd_chain(9, &[100, 100, 17, 100], true, 3);
+    let workload = random_mlp(64, 3, 12).unwrap();
+    for slices in [2, 4, 16] {
+        for rows in [1, 4] {
+            let request = FusionRequest {
+                inner_slices: Some(slices),
+                ..with_rows(rows, None)
+            };
+            let what = format!("{slices} inner slices, {rows} rows");
+            check_fused(&graph, &input, request, &format!("odd widths, {what}"));
+            check_fused(&workload.graph, &workload.input, request, &what);
+        }
     }
 }
 

@@ -140,6 +140,11 @@ pub struct FusedMlpConfig {
     /// invocation issues before it uses the first: more loads in flight hide more of the
     /// time a load takes.
     pub steps_in_flight: u32,
+    /// Invocations that share a column and its rows and split the inner dimension among
+    /// them (a power of two). With more than one, an invocation owns all the workgroup's
+    /// rows, so no weight is loaded twice by one workgroup, and the slices' partial sums
+    /// are added up in workgroup memory after a second barrier per layer.
+    pub inner_slices: u32,
 }
 // ANCHOR_END: fused_mlp_config
 
@@ -185,8 +190,9 @@ pub enum FusedMlpError {
         maximum: u32,
     },
     #[error(
-        "{config}: {rows} rows of activations {columns} wide, twice, need {bytes} bytes of \
-         workgroup memory, more than the device's {maximum}"
+        "{config}: {rows} rows of activations {columns} wide (two blocks, and the partial sums \
+         of a split inner dimension) need {bytes} bytes of workgroup memory, more than the \
+         device's {maximum}"
     )]
     TooMuchWorkgroupMemory {
         config: FusedMlpConfig,
@@ -222,12 +228,28 @@ impl FusedMlpConfig {
         rows_per_invocation: u32,
         column_invocations: u32,
         steps_in_flight: u32,
+        inner_slices: u32,
     ) -> FusedMlpConfig {
         FusedMlpConfig {
             rows_per_workgroup,
             rows_per_invocation,
             column_invocations,
             steps_in_flight,
+            inner_slices,
+        }
+    }
+
+    /// This layout with the inner dimension split `inner_slices` ways: every invocation
+    /// then owns all the workgroup's rows.
+    pub fn with_inner_slices(self, inner_slices: u32) -> FusedMlpConfig {
+        FusedMlpConfig {
+            inner_slices,
+            rows_per_invocation: if inner_slices > 1 {
+                self.rows_per_workgroup
+            } else {
+                self.rows_per_invocation
+            },
+            ..self
         }
     }
 
@@ -249,12 +271,13 @@ impl FusedMlpConfig {
             rows_per_invocation: rows_per_invocation.min(column_invocations),
             column_invocations,
             steps_in_flight: DEFAULT_STEPS_IN_FLIGHT,
+            inner_slices: 1,
         }
     }
     // ANCHOR_END: fused_mlp_layout
 
     pub fn invocations(&self) -> u32 {
-        self.column_invocations * (self.rows_per_workgroup / self.rows_per_invocation.max(1))
+        self.column_invocations * self.inner_slices.max(1) * self.row_groups()
     }
 
     /// Vec4 columns each column invocation computes, one after another.
@@ -269,7 +292,13 @@ impl FusedMlpConfig {
     /// per invocation for the softmax's partial results.
     pub fn workgroup_memory_bytes(&self, shape: &FusedChainShape) -> u64 {
         let block = u64::from(self.rows_per_workgroup) * shape.widest_vectors() as u64 * 16;
-        2 * block + u64::from(self.invocations()) * 4
+        // With a split inner dimension, one block of partial sums per slice as well.
+        let partial_sums = if self.inner_slices > 1 {
+            u64::from(self.inner_slices) * block
+        } else {
+            0
+        };
+        2 * block + partial_sums + u64::from(self.invocations()) * 4
     }
     // ANCHOR_END: fused_mlp_memory
 
@@ -295,15 +324,22 @@ impl FusedMlpConfig {
         if !self.rows_per_workgroup.is_power_of_two()
             || !self.column_invocations.is_power_of_two()
             || !self.rows_per_invocation.is_power_of_two()
+            || !self.inner_slices.is_power_of_two()
         {
             return breaks(
-                "rows per workgroup, rows per invocation and column invocations must be powers of two",
+                "rows per workgroup, rows per invocation, column invocations and inner slices \
+                 must be powers of two",
+            );
+        }
+        if self.inner_slices > 1 && self.rows_per_invocation != self.rows_per_workgroup {
+            return breaks(
+                "with a split inner dimension every invocation owns all the workgroup's rows",
             );
         }
         if self.rows_per_invocation > self.rows_per_workgroup {
             return breaks("an invocation cannot own more rows than its workgroup");
         }
-        if self.rows_per_invocation > self.column_invocations {
+        if self.rows_per_invocation > self.column_invocations * self.inner_slices {
             return breaks(
                 "the softmax needs at least one invocation per row: rows per invocation may \
                  not exceed the column invocations",
@@ -346,12 +382,13 @@ impl std::fmt::Display for FusedMlpConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             formatter,
-            "rows per workgroup {}, invocations {} ({} across the columns × {} row groups), \
-             rows per invocation {}, steps in flight {}",
+            "rows per workgroup {}, invocations {} ({} across the columns × {} row groups \
+             × {} inner slices), rows per invocation {}, steps in flight {}",
             self.rows_per_workgroup,
             self.invocations(),
             self.column_invocations,
             self.row_groups(),
+            self.inner_slices,
             self.rows_per_invocation,
             self.steps_in_flight
         )
@@ -382,6 +419,7 @@ pub fn fused_mlp_source(
         ("COLUMN_INVOCATIONS", config.column_invocations.to_string()),
         ("COLUMN_GROUPS", config.column_groups(shape).to_string()),
         ("STEPS_IN_FLIGHT", config.steps_in_flight.to_string()),
+        ("INNER_SLICES", config.inner_slices.to_string()),
     ];
     // WGSL wants unsigned constants written as such where they meet u32 arithmetic.
     for (_, value) in &mut values {
@@ -393,6 +431,9 @@ pub fn fused_mlp_source(
     }
     if shape.softmax {
         flags.push("SOFTMAX");
+    }
+    if config.inner_slices > 1 {
+        flags.push("SPLIT_INNER");
     }
     // Every layer the same size: the loops get constant bounds.
     let first = shape.layers[0];
@@ -642,13 +683,16 @@ mod tests {
         ] {
             let shape = chain(rows, &widths, softmax);
             for rows_per_workgroup in [1, 2, 4, 8] {
-                let config = FusedMlpConfig::for_rows(&shape, rows_per_workgroup);
-                if config.check(&shape, &LAVAPIPE).is_err() {
-                    continue;
+                for slices in [1, 4] {
+                    let config = FusedMlpConfig::for_rows(&shape, rows_per_workgroup)
+                        .with_inner_slices(slices);
+                    if config.check(&shape, &LAVAPIPE).is_err() {
+                        continue;
+                    }
+                    let source = fused_mlp_source(&shape, &config, &LAVAPIPE).unwrap();
+                    assert!(!source.contains('#'), "a directive survived");
+                    validate_with_naga(&source, &format!("{widths:?}, {config}"));
                 }
-                let source = fused_mlp_source(&shape, &config, &LAVAPIPE).unwrap();
-                assert!(!source.contains('#'), "a directive survived");
-                validate_with_naga(&source, &format!("{widths:?}, {config}"));
             }
         }
     }
@@ -690,14 +734,19 @@ mod tests {
     fn broken_rules_are_named() {
         let shape = chain(64, &[64, 64], true);
         let cases = [
-            (FusedMlpConfig::new(3, 1, 16, 4), "powers of two"),
-            (FusedMlpConfig::new(2, 4, 16, 4), "more rows than"),
+            (FusedMlpConfig::new(3, 1, 16, 4, 1), "powers of two"),
+            (FusedMlpConfig::new(2, 4, 16, 4, 1), "more rows than"),
             (
-                FusedMlpConfig::new(32, 32, 16, 4),
+                FusedMlpConfig::new(32, 32, 16, 4, 1),
                 "at least one invocation per row",
             ),
-            (FusedMlpConfig::new(32, 32, 32, 4), "64 sums"),
-            (FusedMlpConfig::new(8, 2, 16, 9), "steps in flight"),
+            (FusedMlpConfig::new(32, 32, 32, 4, 1), "64 sums"),
+            (FusedMlpConfig::new(8, 2, 16, 9, 1), "steps in flight"),
+            (
+                FusedMlpConfig::new(8, 2, 16, 4, 4),
+                "owns all the workgroup's rows",
+            ),
+            (FusedMlpConfig::new(8, 8, 16, 4, 3), "powers of two"),
         ];
         for (config, words) in cases {
             match config.check(&shape, &LAVAPIPE) {

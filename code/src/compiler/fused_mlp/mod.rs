@@ -46,6 +46,8 @@ pub struct FusionRequest {
     pub rows_per_workgroup: Option<u32>,
     pub rows_per_invocation: Option<u32>,
     pub steps_in_flight: Option<u32>,
+    /// Split the inner dimension this many ways (see `FusedMlpConfig::inner_slices`).
+    pub inner_slices: Option<u32>,
 }
 
 impl FusionRequest {
@@ -234,6 +236,9 @@ pub fn plan_fused_mlp(
     // one with fewer workgroups (less traffic for the same time).
     let layout = |rows: u32| {
         let mut config = FusedMlpConfig::for_rows(shape, rows);
+        if let Some(inner_slices) = request.inner_slices {
+            config = config.with_inner_slices(inner_slices);
+        }
         if let Some(rows_per_invocation) = request.rows_per_invocation {
             config.rows_per_invocation = rows_per_invocation;
         }
@@ -509,6 +514,7 @@ mod tests {
             rows_per_workgroup: Some(16),
             rows_per_invocation: Some(4),
             steps_in_flight: Some(2),
+            inner_slices: None,
         };
         let plan = plan_fused_mlp(&workload.graph, &LAVAPIPE, &LARGE_GPU, request);
         let config = plan.config().unwrap();
