@@ -1,4 +1,4 @@
-// mutant: panic — drops the zero-columns check: `chunks_exact_mut(0)` panics instead of returning the error
+// mutant: panic — drops the zero-columns check: on an empty matrix `chunks_exact_mut(0)` panics instead of returning the error
 // expect: panicked
 //! From an indexed loop to an iterator chain.
 //! The reference solution with the one mistake named in the first line.

@@ -67,7 +67,7 @@ const SHAPES: [(usize, usize); 7] = [
 ];
 
 /// (values, columns, bias length, the error expected) of the cases that must fail.
-fn wrong_shapes() -> [(usize, usize, usize, ShapeMismatch); 4] {
+fn wrong_shapes() -> [(usize, usize, usize, ShapeMismatch); 5] {
     [
         (
             64,
@@ -88,6 +88,9 @@ fn wrong_shapes() -> [(usize, usize, usize, ShapeMismatch); 4] {
             },
         ),
         (6, 0, 0, ShapeMismatch::NoColumns),
+        // No values and no columns: "a whole number of rows" holds, so only the
+        // zero-columns check stands between this and `chunks_exact_mut(0)`, which panics.
+        (0, 0, 0, ShapeMismatch::NoColumns),
         (
             12,
             3,
