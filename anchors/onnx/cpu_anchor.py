@@ -209,8 +209,7 @@ def write_csv(path, title, x_label, y_label, hardware, command, rows):
         f"# x: {x_label}",
         f"# y: {y_label}",
         f"# hardware: {hardware}",
-        f"# command: {command}",
-        f"# date: {datetime.date.today().isoformat()}",
+        f"# command: {command} ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "series,x,y,y_min,y_max",
     ]
     for series, x, values in rows:

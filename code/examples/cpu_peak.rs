@@ -53,9 +53,9 @@ fn main() {
     let _ = writeln!(text, "# hardware: {}", hardware_description(None));
     let _ = writeln!(
         text,
-        "# command: cargo run --release -p galaxy --example cpu_peak -- figures/data/cpu-peak.csv"
+        "# command: cargo run --release -p galaxy --example cpu_peak -- figures/data/cpu-peak.csv ({})",
+        today()
     );
-    let _ = writeln!(text, "# date: {}", today());
     let _ = writeln!(text, "series,x,y");
     for row in rows {
         let _ = writeln!(text, "{row}");

@@ -99,6 +99,10 @@ struct Arguments {
     /// Write the time breakdown's CSV file into this folder (e.g. figures/data).
     #[arg(long)]
     breakdown_csv: Option<PathBuf>,
+    /// A directory with the CPU anchors' CSV files (anchors/onnx/run_all.sh copies them to
+    /// figures/data): NumPy and ONNX Runtime rows beside CpuGraph.
+    #[arg(long)]
+    cpu_anchors: Option<PathBuf>,
     /// Also write the report, as Markdown, into this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -170,6 +174,7 @@ fn run(arguments: Arguments) -> Result<(), String> {
         breakdown_sizes: arguments.breakdown_sizes,
         breakdown_runs: arguments.breakdown_runs.max(1),
         breakdown_csv: arguments.breakdown_csv,
+        cpu_anchors: arguments.cpu_anchors,
         command: format!("bench_report {}", words.join(" "))
             .trim_end()
             .to_string(),

@@ -32,6 +32,7 @@
 pub mod breakdown;
 pub mod comparisons;
 pub mod contenders;
+pub mod cpu_anchors;
 pub mod kernels;
 mod options;
 pub mod workload;
@@ -275,6 +276,12 @@ pub fn run_report(
     }
     if options.includes(ReportPart::CpuLinear) {
         kernels::cpu_linear(options, progress, &mut report)?;
+        if !options.skip_cpu {
+            cpu_anchors::cpu_peak(options, &mut report);
+        }
+        if let Some(directory) = &options.cpu_anchors {
+            cpu_anchors::anchor_rows(directory, &mut report)?;
+        }
     }
     if options.repeats > 1 {
         report.notes.push(format!(

@@ -104,6 +104,9 @@ pub struct ReportOptions {
     pub breakdown_runs: usize,
     /// Where to write the breakdown's CSV file (`time-breakdown-<gpu|software>.csv`).
     pub breakdown_csv: Option<PathBuf>,
+    /// A directory holding the CPU anchors' CSV files (`anchors/onnx/cpu_anchor.py`):
+    /// their rows join the CPU part.
+    pub cpu_anchors: Option<PathBuf>,
     /// The command line, recorded in the report.
     pub command: String,
 }
@@ -126,6 +129,7 @@ impl Default for ReportOptions {
             breakdown_sizes: vec![4, 64, 256],
             breakdown_runs: 5,
             breakdown_csv: None,
+            cpu_anchors: None,
             command: String::new(),
         }
     }
