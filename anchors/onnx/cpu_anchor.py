@@ -138,9 +138,10 @@ def crate_linear(binary, size):
 
 
 def measure_peak(binary, out_dir):
-    """The crate's `cpu_peak` example: writes cpu-peak.csv, returns {threads: GFLOP/s}."""
+    """The crate's `cpu_peak` example: writes cpu-peak.txt, returns {threads: GFLOP/s}."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "cpu-peak.csv"
+    # Mixed units (GFLOP/s and GB/s): a table, not a figure, hence not .csv.
+    path = out_dir / "cpu-peak.txt"
     result = subprocess.run([str(binary), str(path)], capture_output=True, text=True)
     if result.returncode != 0:
         raise WorkloadError(f"{binary}: {result.stderr.strip()}")
@@ -313,7 +314,8 @@ def main(argv):
                   f"{statistics.median(values) / best:.0%} of the {best:.1f} GFLOP/s peak",
                   flush=True)
         rates[PEAK_SERIES] = [best]
-        write_csv(arguments.out_dir / "cpu-anchors-linear.csv",
+        # One point per series: a table, not a figure, hence not .csv.
+        write_csv(arguments.out_dir / "cpu-anchors-linear.txt",
                   f"The matrix product alone at {LINEAR_SIZE}³ on every core",
                   "size n of n×n·n×n", "GFLOP/s", hardware, command,
                   [(name, LINEAR_SIZE, values) for name, values in rates.items()])

@@ -40,5 +40,6 @@ target/release/examples/export_workload "$out_dir/workloads" > /dev/null
 "$python" "$script_dir/cpu_anchor.py" "$out_dir/workloads" --out-dir "$out_dir" "$@" \
     2>&1 | tee "$out_dir/log.txt"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out_dir/environment.txt"
-cp "$out_dir"/cpu-anchors-*.csv "$out_dir"/cpu-peak.csv figures/data/
+cp "$out_dir"/cpu-anchors-by-*.csv "$out_dir"/cpu-anchors-linear.txt "$out_dir"/cpu-peak.txt \
+    figures/data/
 echo "results in $out_dir, CSV files copied into figures/data/"

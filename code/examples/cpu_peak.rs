@@ -3,7 +3,7 @@
 //! buffers sized for L1, L2, L3 and main memory.
 //!
 //! ```sh
-//! cargo run --release -p galaxy --example cpu_peak -- figures/data/cpu-peak.csv
+//! cargo run --release -p galaxy --example cpu_peak -- figures/data/cpu-peak.txt
 //! ```
 
 use std::fmt::Write as _;
@@ -53,7 +53,7 @@ fn main() {
     let _ = writeln!(text, "# hardware: {}", hardware_description(None));
     let _ = writeln!(
         text,
-        "# command: cargo run --release -p galaxy --example cpu_peak -- figures/data/cpu-peak.csv ({})",
+        "# command: cargo run --release -p galaxy --example cpu_peak -- figures/data/cpu-peak.txt ({})",
         today()
     );
     let _ = writeln!(text, "series,x,y");

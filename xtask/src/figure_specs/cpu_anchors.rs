@@ -4,7 +4,35 @@
 
 use super::*;
 
+/// The lines of both CPU anchor figures: the crate's runner against what a reader would use
+/// instead, and the time the multiply-adds alone would take at the measured peak.
+fn anchor_lines() -> Vec<LineSpec> {
+    vec![
+        emphasised("CpuGraph"),
+        before("CpuGraph layer by layer (before)", "CpuGraph"),
+        emphasised("ONNX Runtime"),
+        context("NumPy"),
+        context("Cpu"),
+        labelled(reference("FMA peak (every core)"), "at the FMA peak"),
+    ]
+}
+
 /// The figures this part of the book draws.
 pub(super) fn specs() -> Vec<FigureSpec> {
-    Vec::new()
+    vec![
+        FigureSpec::new("cpu-anchors-by-size", "cpu-anchors-by-size")
+            .title("The standard workload on the CPU, by size (depth 64)")
+            .subtitle(
+                "CpuGraph against ONNX Runtime and NumPy; dashed: the time at the all-core FMA peak",
+            )
+            .panel(None, anchor_lines())
+            .optional(),
+        FigureSpec::new("cpu-anchors-by-depth", "cpu-anchors-by-depth")
+            .title("The standard workload on the CPU, by depth (size 256)")
+            .subtitle(
+                "CpuGraph against ONNX Runtime and NumPy; dashed: the time at the all-core FMA peak",
+            )
+            .panel(None, anchor_lines())
+            .optional(),
+    ]
 }
