@@ -9,7 +9,8 @@
 //! Both variants do the same arithmetic (`galaxy::rust_basics::clones`); the cloning one
 //! also allocates a vector, copies the weights into it and frees it, once per row. The
 //! rows add up to about 256 KiB, so they stay in the L2 cache and the clone stands out.
-//! The whole sweep runs five times; each point is the median of the passes.
+//! The whole sweep runs five times, every other pass in the other order; each point is
+//! the median of the passes.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -56,12 +57,25 @@ fn main() -> Result<(), FigureError> {
                 .collect();
             let weights: Vec<f32> = (0..length).map(|column| (column % 4) as f32).collect();
             let items = row_count * length;
-            let cloning = median_nanoseconds_per_item(TimingPlan::FULL, items, || {
-                black_box(scores_cloning(black_box(&rows), black_box(&weights)));
-            });
-            let borrowing = median_nanoseconds_per_item(TimingPlan::FULL, items, || {
-                black_box(scores_borrowing(black_box(&rows), black_box(&weights)));
-            });
+            let time_cloning = || {
+                median_nanoseconds_per_item(TimingPlan::FULL, items, || {
+                    black_box(scores_cloning(black_box(&rows), black_box(&weights)));
+                })
+            };
+            let time_borrowing = || {
+                median_nanoseconds_per_item(TimingPlan::FULL, items, || {
+                    black_box(scores_borrowing(black_box(&rows), black_box(&weights)));
+                })
+            };
+            // Every other pass measures the two in the other order, so that neither is
+            // always the first to run after the rows are made.
+            let (cloning, borrowing) = if pass % 2 == 0 {
+                let borrowing = time_borrowing();
+                (time_cloning(), borrowing)
+            } else {
+                let cloning = time_cloning();
+                (cloning, time_borrowing())
+            };
             let bytes = (length * size_of::<f32>()) as f64;
             measurements.record("clone in the loop", bytes, cloning);
             measurements.record("borrow", bytes, borrowing);

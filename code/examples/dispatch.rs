@@ -8,8 +8,8 @@
 //! ```
 //!
 //! The activation is a ReLU, passed through `black_box` so that the compiler cannot see
-//! which one it is at the call site. The whole sweep runs five times; each point is
-//! the median of the passes.
+//! which one it is at the call site. The whole sweep runs five times, every other pass in
+//! reverse order; each point is the median of the passes.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -47,15 +47,32 @@ fn main() -> Result<(), FigureError> {
                     call(black_box(&mut values));
                 })
             };
-            let generic = time(&mut |values| apply_generic(black_box(&Relu), values));
-            let enumerated = time(&mut |values| apply_enum(black_box(kind), values));
-            let dynamic = time(&mut |values| apply_dynamic(black_box(&Relu), values));
-            let per_slice = time(&mut |values| apply_dynamic_per_slice(black_box(&Relu), values));
+            let variants: [(&str, &dyn Fn(&mut [f32])); 4] = [
+                ("generic", &|values| apply_generic(black_box(&Relu), values)),
+                ("enum and match", &|values| {
+                    apply_enum(black_box(kind), values)
+                }),
+                ("dyn: one call per value", &|values| {
+                    apply_dynamic(black_box(&Relu), values)
+                }),
+                ("dyn: one call per slice", &|values| {
+                    apply_dynamic_per_slice(black_box(&Relu), values)
+                }),
+            ];
+            // Every other pass measures the variants in reverse order, so that none is
+            // always the first to run after the slice is made.
+            let mut order: Vec<usize> = (0..variants.len()).collect();
+            if pass % 2 == 0 {
+                order.reverse();
+            }
             let bytes = (length * size_of::<f32>()) as f64;
-            measurements.record("generic", bytes, generic);
-            measurements.record("enum and match", bytes, enumerated);
-            measurements.record("dyn: one call per value", bytes, dynamic);
-            measurements.record("dyn: one call per slice", bytes, per_slice);
+            let mut times = [0.0; 4];
+            for index in order {
+                let (name, call) = variants[index];
+                times[index] = time(&mut |values| call(values));
+                measurements.record(name, bytes, times[index]);
+            }
+            let [generic, enumerated, dynamic, per_slice] = times;
             println!(
                 "{:>6} KiB {generic:>9.3} {enumerated:>9.3} {dynamic:>14.3} {per_slice:>14.3}",
                 length * size_of::<f32>() / 1024

@@ -14,8 +14,8 @@
 //!   with indices, with a 16-value slice per chunk, and with `chunks_exact`. Only the last
 //!   two are vectorised.
 //!
-//! The whole sweep runs five times; each point is the median of the five passes, and
-//! the CSV keeps the fastest and slowest as its range.
+//! The whole sweep runs five times, every other pass in reverse order; each point is the
+//! median of the five passes, and the CSV keeps the fastest and slowest as its range.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -86,7 +86,15 @@ fn main() -> Result<(), FigureError> {
             let mut output: Vec<f32> = (0..length).map(|index| (index % 5) as f32).collect();
             let bytes = (length * size_of::<f32>()) as f64;
             print!("{:>9} KiB", length * size_of::<f32>() / 1024);
-            for (name, kernel) in AXPY_VARIANTS {
+            // Every other pass measures the variants in reverse order, so that none is
+            // always the first to run after the arrays are made.
+            let mut axpy_variants = AXPY_VARIANTS.to_vec();
+            let mut dot_variants = DOT_VARIANTS.to_vec();
+            if pass % 2 == 0 {
+                axpy_variants.reverse();
+                dot_variants.reverse();
+            }
+            for (name, kernel) in axpy_variants {
                 // A tiny scale keeps the outputs finite however often they are updated.
                 let time = median_nanoseconds_per_item(TimingPlan::FULL, length, || {
                     kernel(black_box(1e-7), black_box(&input), black_box(&mut output));
@@ -94,7 +102,7 @@ fn main() -> Result<(), FigureError> {
                 axpy.record(name, bytes, time);
                 print!("  {name}: {time:.3}");
             }
-            for (name, kernel) in DOT_VARIANTS {
+            for (name, kernel) in dot_variants {
                 let time = median_nanoseconds_per_item(TimingPlan::FULL, length, || {
                     black_box(kernel(black_box(&input), black_box(&output)));
                 });
