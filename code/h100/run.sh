@@ -12,6 +12,8 @@
 #   data/<figure id>.csv   the sweeps (series,x,y,y_min,y_max: median and range of R repeats)
 #   report.md              bench_report: standard workload, comparisons, compile time
 #   report-kernels.md      bench_report: GPU linear kernels under the measured fp32 peak
+#   report-breakdown.md    bench_report: where one run of each GPU mode spends its time
+#                          (its CSV: data/time-breakdown-gpu.csv)
 #   pytorch/               anchors/pytorch/run_all.sh, when that script exists
 #   logs/<part>.log        everything each part printed
 #   environment.txt        date, binaries, nvidia-smi (GPU, driver, clocks)
@@ -27,6 +29,8 @@
 #                                  compute passes, buffer reuse, in-place ReLU, CPU vs GPU;
 #                                  shader-module vs pipeline creation
 #   report-kernels   32 s    75 s  GPU linear kernels at 1024/2048/4096 and the fp32 peak
+#   breakdown        ~5 s    60 s  one run of each cached GPU mode at 4/64/256 (depth 64)
+#                                  split into host phases and GPU kernel time (timestamps)
 #   copy             35 s    75 s  copy bandwidth 1 MiB..1 GiB (the roofline's B, the L2 knee)
 #   reductions       17 s    45 s  GPU sums, workgroup memory against subgroups
 #   modes-size      191 s   280 s  every mode by size 4..1024 at depth 64
@@ -38,7 +42,8 @@
 # Three commands of under nine minutes each (the limits of each group add up to at most
 # 540 s, so a group never runs past nine minutes even when every part hits its limit):
 #
-#   code/h100/run.sh BIN OUT --group 1    # report, report-kernels, copy, reductions  ~3.3 min
+#   code/h100/run.sh BIN OUT --group 1    # report, report-kernels, breakdown, copy,
+#                                         # reductions                               ~3.4 min
 #   code/h100/run.sh BIN OUT --group 2    # modes-size, modes-depth                   ~6 min
 #   code/h100/run.sh BIN OUT --group 3    # linear-kernels, pytorch                   ~2 min + PyTorch
 #
@@ -59,7 +64,7 @@ BIN=$(cd "$1" && pwd) || { echo "error: no folder $1" >&2; exit 2; }
 OUT=$2
 shift 2
 
-ALL_PARTS="report report-kernels copy reductions modes-size modes-depth linear-kernels pytorch"
+ALL_PARTS="report report-kernels breakdown copy reductions modes-size modes-depth linear-kernels pytorch"
 PARTS=$ALL_PARTS
 REPEATS=3
 QUICK=0
@@ -69,7 +74,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --group)
             case "${2:-}" in
-                1) PARTS="report report-kernels copy reductions" ;;
+                1) PARTS="report report-kernels breakdown copy reductions" ;;
                 2) PARTS="modes-size modes-depth" ;;
                 3) PARTS="linear-kernels pytorch" ;;
                 *) echo "error: --group takes 1, 2 or 3" >&2; exit 2 ;;
@@ -102,14 +107,14 @@ export GALAXY_RUN_DATE=$DATE
 # expected seconds (see the table above) and limit of each part
 expected() {
     case "$1" in
-        report) echo 112 ;; report-kernels) echo 32 ;; copy) echo 35 ;;
+        report) echo 112 ;; report-kernels) echo 32 ;; breakdown) echo "~5" ;; copy) echo 35 ;;
         reductions) echo 17 ;; modes-size) echo 191 ;; modes-depth) echo "~170" ;;
         linear-kernels) echo "~120" ;; pytorch) echo "?" ;;
     esac
 }
 limit() {
     case "$1" in
-        report) echo 200 ;; report-kernels) echo 75 ;; copy) echo 75 ;;
+        report) echo 200 ;; report-kernels) echo 75 ;; breakdown) echo 60 ;; copy) echo 75 ;;
         reductions) echo 45 ;; modes-size) echo 280 ;; modes-depth) echo 250 ;;
         linear-kernels) echo 200 ;; pytorch) echo "${PYTORCH_LIMIT:-340}" ;;
     esac
@@ -121,10 +126,12 @@ if [ "$QUICK" = 1 ]; then
     REPORT_SIZES=(--size 32 --depth 8 --samples 3 --pair-sizes 16,32 --reuse-sizes 32,64
                   --relu-size 256 --crossover-sizes 8,16 --compile-iterations 5)
     KERNEL_SIZES=(--samples 3 --sizes 128,256)
+    BREAKDOWN_SIZES=(--depth 8 --breakdown-sizes 4,16 --breakdown-runs 2)
 else
     SWEEP_BUDGET=(--full)
     REPORT_SIZES=()
     KERNEL_SIZES=()
+    BREAKDOWN_SIZES=(--breakdown-sizes 4,64,256 --breakdown-runs 7)
 fi
 
 sweep_part() { # figure-id pattern
@@ -142,6 +149,9 @@ run_part() {
         report-kernels)
             "$BIN/bench_report" --repeats "$REPEATS" --skip-cpu --parts gpu-linear \
                 "${KERNEL_SIZES[@]}" --out "$OUT/report-kernels.md" ;;
+        breakdown)
+            "$BIN/bench_report" --skip-uncached --parts breakdown "${BREAKDOWN_SIZES[@]}" \
+                --breakdown-csv "$OUT/data" --out "$OUT/report-breakdown.md" ;;
         copy) sweep_part 'gpu-copy-bandwidth-*' ;;
         modes-size) sweep_part 'modes-by-size-*' ;;
         reductions) sweep_part 'reductions-*' ;;

@@ -9,9 +9,10 @@
 //! included). The GPU works while the host waits, so the GPU's times are not a slice of
 //! the wall time but a measure of how much of the waiting was work.
 //!
-//! Each mode is prepared (not timed), run a few times to warm up, then run several times
-//! with the probe; the breakdown shown is that of the run with the median wall time, so
-//! its parts add up to its own total.
+//! Each mode is prepared (not timed), run a few times to warm up, run several times
+//! without the probe (their median is what a run costs unobserved), then as many times
+//! with the probe; the breakdown shown is that of the probed run with the median wall
+//! time, so its parts add up to its own total.
 
 use std::time::Instant;
 
@@ -54,6 +55,9 @@ pub struct TimeBreakdown {
     pub mode: ExecutionMode,
     /// Seconds from the call of `run` to its return.
     pub wall: f64,
+    /// The median wall time of as many runs without the probe: what the timestamps and
+    /// the probe's clock readings themselves cost is the difference.
+    pub wall_without_probe: f64,
     /// Seconds per host phase, indexed like [`HostPhase::ALL`].
     pub host: [f64; 5],
     pub submissions: usize,
@@ -114,6 +118,10 @@ impl TimeBreakdown {
             }
             None => parts.push("GPU not timed".to_string()),
         }
+        parts.push(format!(
+            "{} without the probe",
+            milliseconds(self.wall_without_probe)
+        ));
         parts.join(" · ")
     }
 }
@@ -194,6 +202,16 @@ pub fn measure_breakdown(
     for _ in 0..WARM_UP_RUNS {
         execution.run(&workload.input, 1).map_err(run_error)?;
     }
+    // The same runs without the probe, for what probing costs.
+    let mut unprobed: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            execution.run(&workload.input, 1).map_err(run_error)?;
+            Ok(start.elapsed().as_secs_f64())
+        })
+        .collect::<Result<_, SweepError>>()?;
+    unprobed.sort_by(f64::total_cmp);
+    let wall_without_probe = unprobed[unprobed.len() / 2];
     let mut measured = Vec::with_capacity(runs.max(1));
     for _ in 0..runs.max(1) {
         // The clock starts before the probe and stops after it, so that every phase the
@@ -231,6 +249,7 @@ pub fn measure_breakdown(
         measured.push(TimeBreakdown {
             mode,
             wall,
+            wall_without_probe,
             host,
             submissions: record.submissions,
             passes: record.passes,
@@ -261,6 +280,7 @@ mod tests {
         ] {
             let breakdown = measure_breakdown(mode, &workload, context, 3).unwrap();
             assert!(breakdown.wall > 0.0, "{breakdown:?}");
+            assert!(breakdown.wall_without_probe > 0.0, "{breakdown:?}");
             assert!(
                 breakdown.host.iter().all(|&part| part >= 0.0),
                 "{breakdown:?}"

@@ -24,6 +24,10 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                 "Grey: the whole run. Host phases by the host's clock; GPU kernels by the \
                  GPU's timestamps, which run while the host waits.",
             );
+        figure = figure.note(
+            "Timestamps after every dispatch slow runs of many small kernels; the report \
+             gives each run's time without them too.",
+        );
         figure.columns = 2;
         for mode in BREAKDOWN_MODES {
             let part = |name: &str| format!("{mode}: {name}");

@@ -19,6 +19,7 @@ use crate::runner::ExecutionMode;
 
 /// The series of the figure besides the host phases.
 pub const WALL_SERIES: &str = "wall";
+pub const WALL_WITHOUT_PROBE_SERIES: &str = "wall without the probe";
 pub const GPU_KERNELS_SERIES: &str = "GPU kernels";
 pub const GPU_SUBMISSIONS_SERIES: &str = "GPU first to last command";
 
@@ -70,7 +71,9 @@ pub fn time_breakdown(
          host's clock: encoding (writing the input, binding, recording), submitting \
          (Queue::submit), waiting (Device::poll until the GPU is done), mapping, copying \
          out; they add up to the wall time. By the GPU's clock: {}. The GPU works while the \
-         host waits: its times are part of the waiting, not added to it.",
+         host waits: its times are part of the waiting, not added to it. \"Without the \
+         probe\": the median of as many runs without timestamps or phase clocks; the \
+         difference is what observing costs.",
         options.breakdown_runs.max(1),
         WARM_UP_RUNS,
         support.describe()
@@ -139,6 +142,7 @@ fn push_points(figure: &mut Figure, size: usize, breakdown: &TimeBreakdown) {
         }
     };
     push(WALL_SERIES, breakdown.wall);
+    push(WALL_WITHOUT_PROBE_SERIES, breakdown.wall_without_probe);
     for phase in HostPhase::ALL {
         push(phase.name(), breakdown.host_time(phase));
     }
