@@ -25,6 +25,9 @@ use galaxy::rust_basics::measure::RepeatedMeasurements;
 const LENGTHS: [usize; 6] = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20];
 const PASSES: usize = 5;
 
+/// One way of applying the activation to a slice.
+type Kernel<'a> = dyn Fn(&mut [f32]) + 'a;
+
 fn main() -> Result<(), FigureError> {
     let hardware = hardware_description(None);
     println!("{hardware}\n");
@@ -47,7 +50,7 @@ fn main() -> Result<(), FigureError> {
                     call(black_box(&mut values));
                 })
             };
-            let variants: [(&str, &dyn Fn(&mut [f32])); 4] = [
+            let variants: [(&str, &Kernel<'_>); 4] = [
                 ("generic", &|values| apply_generic(black_box(&Relu), values)),
                 ("enum and match", &|values| {
                     apply_enum(black_box(kind), values)
