@@ -225,7 +225,8 @@ pub fn morton_figure(hardware: &str, rows: &[(String, usize, f64)]) -> Figure {
     figure
 }
 
-/// The resolution of a depth buffer (near 0.1, far 10 000) at distances from 0.105 to 9 000.
+/// The resolution of a depth buffer (near 0.1, far 10 000) at ten distances per decade from
+/// 0.126 to 7 943.
 pub fn depth_figure(hardware: &str) -> Figure {
     let mut figure = empty_figure(
         "numbers-depth-precision",
@@ -238,8 +239,9 @@ pub fn depth_figure(hardware: &str) -> Figure {
     let standard = DepthMapping::Standard { near, far };
     let reversed = DepthMapping::Reversed { near, far };
     let infinite = DepthMapping::ReversedInfinite { near };
-    let mut z: f64 = 0.105;
-    while z < 9_000.0 {
+    // Ten distances per decade, from just past the near plane to 7.9 km: 0.1 · 10^(k/10).
+    for step in 1..=49 {
+        let z = 0.1 * 10f64.powf(f64::from(step) / 10.0);
         let point = |mapping, storage| Point {
             x: z,
             y: depth_resolution(mapping, storage, z),
@@ -251,7 +253,6 @@ pub fn depth_figure(hardware: &str) -> Figure {
             "reversed, infinite far, f32",
             point(infinite, DepthStorage::Float32),
         );
-        z *= 10f64.powf(0.1);
     }
     figure
 }
