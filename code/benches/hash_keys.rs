@@ -64,9 +64,10 @@ fn many_names(criterion: &mut Criterion) {
         BenchmarkId::new("u32 ids, multiplicative hash", distinct),
         |bencher| bencher.iter(|| count_by_id_fast_hash(black_box(&ids))),
     );
-    group.bench_function(BenchmarkId::new("u32 ids as Vec index", distinct), |bencher| {
-        bencher.iter(|| count_by_index(black_box(&ids), interner.len()))
-    });
+    group.bench_function(
+        BenchmarkId::new("u32 ids as Vec index", distinct),
+        |bencher| bencher.iter(|| count_by_index(black_box(&ids), interner.len())),
+    );
     group.finish();
 }
 
