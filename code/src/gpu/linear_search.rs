@@ -26,8 +26,12 @@ use crate::tensor::Tensor2d;
 /// Layers with fewer multiply-adds than this (128³) keep the rule's choice.
 pub const SEARCH_THRESHOLD: u64 = 128 * 128 * 128;
 
-/// Dispatches timed per candidate, after one that warms it up.
-const TIMED_DISPATCHES: u32 = 3;
+/// Dispatches timed per candidate, after one that warms it up: at least this many...
+const MINIMUM_TIMED_DISPATCHES: u32 = 3;
+/// ...and more for short kernels, up to this many, so that each candidate is timed over
+/// about [`SECONDS_PER_CANDIDATE`]: a single 10 µs dispatch is too short to rank.
+const MAXIMUM_TIMED_DISPATCHES: u32 = 32;
+const SECONDS_PER_CANDIDATE: f64 = 200e-6;
 
 /// The shape of a linear layer: `rows × inner` by `inner × columns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,8 +137,8 @@ pub fn search_candidates(context: &GpuContext, shape: LinearShape) -> Vec<Linear
 
 // ANCHOR: search
 /// Times every candidate on random operands of `shape`: one dispatch to warm it up,
-/// then [`TIMED_DISPATCHES`] in one compute pass, timed by the GPU's clock where the
-/// device has timestamp queries. Returns every timing and the fastest candidate.
+/// then 3 to 32 in one compute pass (more for short kernels), timed by the GPU's clock
+/// where the device has timestamp queries. Returns every timing and the fastest candidate.
 pub fn search(context: &GpuContext, shape: LinearShape) -> Result<LinearSearch, GpuError> {
     let LinearShape {
         rows,
@@ -158,9 +162,13 @@ pub fn search(context: &GpuContext, shape: LinearShape) -> Result<LinearSearch, 
     for strategy in search_candidates(context, shape) {
         let pipeline = strategy.pipeline(context, cache, false)?;
         let dispatch = strategy.bind(context, &pipeline, &input, &weights, &bias, &output)?;
-        time_dispatches(context, &dispatch, 1, None)?;
-        let seconds = time_dispatches(context, &dispatch, TIMED_DISPATCHES, queries.as_ref())?;
-        timings.push((strategy, seconds / f64::from(TIMED_DISPATCHES)));
+        let warm_up = time_dispatches(context, &dispatch, 1, queries.as_ref())?;
+        let count = (SECONDS_PER_CANDIDATE / warm_up.max(1e-9)).ceil().clamp(
+            f64::from(MINIMUM_TIMED_DISPATCHES),
+            f64::from(MAXIMUM_TIMED_DISPATCHES),
+        ) as u32;
+        let seconds = time_dispatches(context, &dispatch, count, queries.as_ref())?;
+        timings.push((strategy, seconds / f64::from(count)));
     }
     let chosen = timings
         .iter()
