@@ -81,6 +81,11 @@ impl MeasuredChoices {
         self.lock().get(&shape).copied()
     }
 
+    /// Stores the choice for `shape`.
+    pub fn remember(&self, shape: LinearShape, strategy: LinearStrategy) {
+        self.lock().insert(shape, strategy);
+    }
+
     /// How many shapes have a cached choice.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -114,7 +119,7 @@ pub fn measured_strategy(
         search(context, shape)?.chosen
     };
     // Two threads may search the same shape at once; both keep a valid answer.
-    choices.lock().insert(shape, strategy);
+    choices.remember(shape, strategy);
     Ok(strategy)
 }
 // ANCHOR_END: measured_strategy
