@@ -78,6 +78,14 @@ pub fn time_breakdown(
         WARM_UP_RUNS,
         support.describe()
     ));
+    if context.adapter_info().device_type == wgpu::DeviceType::Cpu {
+        report.notes.push(
+            "This adapter is a software rasteriser: its \"GPU\" is the CPU's own threads, so \
+             its timestamps tell when those threads reached each command, and the kernels \
+             compete with the host for the same cores."
+                .to_string(),
+        );
+    }
     if let Some(directory) = &options.breakdown_csv {
         write_figure(&figure, directory)?;
         report.notes.push(format!(
