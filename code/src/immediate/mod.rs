@@ -223,11 +223,7 @@ impl<'context> ImmediateGpu<'context> {
     }
 
     fn encoder(&self) -> wgpu::CommandEncoder {
-        self.context
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("immediate"),
-            })
+        self.context.create_encoder("immediate")
     }
 
     // ANCHOR: submit_and_download
@@ -239,7 +235,7 @@ impl<'context> ImmediateGpu<'context> {
         output: &GpuTensor,
     ) -> Result<Tensor2d, GpuError> {
         output.record_copy_to_staging(&mut encoder)?;
-        self.context.queue().submit([encoder.finish()]);
+        self.context.submit(encoder);
         output.read_staging(self.context)
     }
     // ANCHOR_END: submit_and_download
