@@ -12,9 +12,9 @@
 /// The loop runs over the output's indices, so `output[index]` is provably in range.
 /// Nothing says that `input` is as long as `output`, so `input[index]` needs its check,
 /// and a short input must panic at exactly the right iteration, after the earlier outputs
-/// were written. The compiler handles that by testing the lengths once before the loop:
-/// if the input is long enough, a vectorised loop without checks runs; if not, a
-/// one-value-at-a-time loop with checks.
+/// were written. The compiler handles that by working out before the loop how many
+/// iterations are certainly safe, running those vectorised without checks, and finishing
+/// one value at a time with a check on each index.
 #[inline(never)]
 pub fn scale_and_add_indexed(scale: f32, input: &[f32], output: &mut [f32]) {
     for index in 0..output.len() {
