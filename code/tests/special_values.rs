@@ -11,7 +11,7 @@
 mod common;
 
 use common::{SHAPES, context};
-use galaxy::gpu::{GpuError, Reduction, ReductionStrategy};
+use galaxy::gpu::{GpuError, LinearSelection, LinearStrategy, Reduction, ReductionStrategy};
 use galaxy::immediate::ImmediateGpu;
 use galaxy::{ShapeError, Tensor2d, Tolerance, cpu, gpu::ShaderCompilation};
 use rand::{RngExt, SeedableRng};
@@ -138,24 +138,42 @@ fn softmax_rows_with_special_values_match_the_cpu() {
 
 #[test]
 fn linear_layers_with_special_values_match_the_cpu() {
-    let gpu = immediate();
-    for (seed, (rows, inner, columns)) in [(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 64, 64)]
+    // One kernel of each kind (naive, tiled, register-blocked), on shapes whose inner and
+    // column counts are multiples of 4, as the register-blocked kernels need.
+    let register_blocked = LinearStrategy::candidates(context())
         .into_iter()
-        .enumerate()
-    {
-        let seed = 200 + 3 * seed as u64;
-        let input = with_special_values(rows, inner, &ALL_SPECIALS, seed);
-        let weights = with_special_values(inner, columns, &[f32::NAN], seed + 1);
-        let bias = Tensor2d::random(1, columns, -1.0..=1.0, seed + 2);
-        let mut expected = Tensor2d::zeros(rows, columns);
-        cpu::linear_into(&input, &weights, &bias, &mut expected).unwrap();
-        let tolerance = Tolerance::new(1e-4, 1e-6 * inner as f32);
-        let what = format!("linear {rows}×{inner}·{inner}×{columns}");
-        let actual = gpu.linear(&input, &weights, &bias).unwrap();
-        assert_agrees(&actual, &expected, tolerance, &what);
-        let expected_relu = cpu::relu(&expected);
-        let actual_relu = gpu.linear_relu(&input, &weights, &bias).unwrap();
-        assert_agrees(&actual_relu, &expected_relu, tolerance, &what);
+        .find(|strategy| matches!(strategy, LinearStrategy::RegisterBlocked(_)))
+        .expect("every device runs some register-blocked configuration");
+    let strategies = [
+        LinearStrategy::Naive,
+        LinearStrategy::Tiled { edge: 16 },
+        register_blocked,
+    ];
+    for strategy in strategies {
+        let gpu = immediate().with_linear(LinearSelection::Fixed(strategy));
+        for (seed, (rows, inner, columns)) in [(1, 4, 4), (3, 8, 12), (17, 32, 8), (64, 64, 64)]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = 200 + 3 * seed as u64;
+            let input = with_special_values(rows, inner, &ALL_SPECIALS, seed);
+            let weights = with_special_values(inner, columns, &[f32::NAN], seed + 1);
+            let bias = Tensor2d::random(1, columns, -1.0..=1.0, seed + 2);
+            let mut expected = Tensor2d::zeros(rows, columns);
+            cpu::linear_into(&input, &weights, &bias, &mut expected).unwrap();
+            let tolerance = Tolerance::new(1e-4, 1e-6 * inner as f32);
+            let what = format!("linear {strategy} {rows}×{inner}·{inner}×{columns}");
+            let actual = gpu.linear(&input, &weights, &bias).unwrap();
+            assert_agrees(&actual, &expected, tolerance, &what);
+            let expected_relu = cpu::relu(&expected);
+            let actual_relu = gpu.linear_relu(&input, &weights, &bias).unwrap();
+            assert_agrees(
+                &actual_relu,
+                &expected_relu,
+                tolerance,
+                &format!("{what} ReLU"),
+            );
+        }
     }
 }
 
