@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release --example show_fused_plan -- [--sizes 4,64,256,512,1024] [--depth 64]
-//!     [--workgroup-memory BYTES] [--measure] [--samples 20] [--rows 2,4,8,16]
+//!     [--workgroup-memory BYTES] [--model device|h100|lavapipe] [--measure] [--samples 20] [--rows 2,4,8,16]
 //!     [--rows-per-invocation 1,2,4] [--steps-in-flight 1,2,4,8] [--inner-slices 2,4]
 //!     [--skip-per-layer]
 //! ```
@@ -18,11 +18,14 @@
 use std::time::Instant;
 
 use clap::Parser;
-use galaxy::compiler::fused_mlp::{FusionChoice, FusionRequest, LARGE_GPU, plan_fused_mlp};
+use galaxy::compiler::fused_mlp::{
+    FusionChoice, FusionRequest, LARGE_GPU, SOFTWARE_RASTERISER, plan_fused_mlp,
+};
 use galaxy::gpu::GpuContext;
 use galaxy::gpu::register_blocked_linear::KernelLimits;
 use galaxy::graph::{Workload, random_mlp};
 use galaxy::runner::execution::prepare_compiled_with_fusion;
+use galaxy::runner::fused::cost_model_for;
 use galaxy::runner::{Execution, RunError};
 use galaxy::tensor::Tensor2d;
 
@@ -36,6 +39,10 @@ struct Arguments {
     /// Plan for this many bytes of workgroup memory instead of the device's.
     #[arg(long)]
     workgroup_memory: Option<u32>,
+    /// The cost model of the printed plan: `device` (the one the compiled mode uses on the
+    /// device present), `h100` or `lavapipe`. Measurements always use the device's.
+    #[arg(long, default_value = "device")]
+    model: String,
     /// Time the fused kernel and the per-layer kernels.
     #[arg(long)]
     measure: bool,
@@ -66,17 +73,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(bytes) = arguments.workgroup_memory {
         limits.max_workgroup_storage_bytes = bytes;
     }
+    let model = match arguments.model.as_str() {
+        "h100" => LARGE_GPU,
+        "lavapipe" => SOFTWARE_RASTERISER,
+        _ => cost_model_for(&context),
+    };
     println!("device: {}", context.describe());
     for &size in &arguments.sizes {
         let workload = random_mlp(size, arguments.depth, 1)?;
         println!("\n== standard workload {size} × {} ==", arguments.depth);
         // ANCHOR: print_plan
-        let plan = plan_fused_mlp(
-            &workload.graph,
-            &limits,
-            &LARGE_GPU,
-            FusionRequest::default(),
-        );
+        let plan = plan_fused_mlp(&workload.graph, &limits, &model, FusionRequest::default());
         println!("{plan}");
         // ANCHOR_END: print_plan
         if arguments.measure {

@@ -186,7 +186,7 @@ pub fn prepare_compiled_with_fusion<'context>(
     request: FusionRequest,
 ) -> Result<Execution<'context>, RunError> {
     let runner = match prepare_fused(context, graph, request)? {
-        Some(fused) => Runner::FusedMlp(fused),
+        Some(fused) => Runner::FusedMlp(Box::new(fused)),
         None => Runner::GpuGraph(prepare_compiled(context, graph)?),
     };
     Ok(Execution {
@@ -254,7 +254,8 @@ enum Runner<'context> {
     GpuGraph(GpuGraphRunner<'context>),
     GpuGraphLoop(GpuGraphRunner<'context>),
     OpCode(OpCodeRunner<'context>),
-    FusedMlp(FusedMlpRunner<'context>),
+    /// Boxed: the runner holds its plan, which is large beside the other runners.
+    FusedMlp(Box<FusedMlpRunner<'context>>),
 }
 
 impl Execution<'_> {
@@ -265,7 +266,7 @@ impl Execution<'_> {
     /// The fused runner, when the graph runs as one dispatch of the fully fused kernel.
     pub fn fused_runner(&self) -> Option<&FusedMlpRunner<'_>> {
         match &self.runner {
-            Runner::FusedMlp(runner) => Some(runner),
+            Runner::FusedMlp(runner) => Some(runner.as_ref()),
             _ => None,
         }
     }

@@ -7,7 +7,8 @@
 //! submission, and reads the result back: one kernel per run instead of one per layer.
 
 use crate::compiler::fused_mlp::{
-    FusedMlpPlan, FusionChoice, FusionRequest, LARGE_GPU, find_chain, plan_fused_mlp,
+    FusedMlpPlan, FusionChoice, FusionCostModel, FusionRequest, LARGE_GPU, SOFTWARE_RASTERISER,
+    find_chain, plan_fused_mlp,
 };
 use crate::gpu::fused_mlp::{FusedMlpError, FusedMlpKernel};
 use crate::gpu::record::{BoundDispatch, record_in_one_pass};
@@ -17,6 +18,16 @@ use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::RunError;
 use crate::tensor::Tensor2d;
 
+/// The cost model for `context`'s device: a software rasteriser (lavapipe) runs
+/// workgroups on the CPU, where the fused kernel pays off only for tiny networks; every
+/// other adapter is modelled as a large GPU.
+pub fn cost_model_for(context: &GpuContext) -> FusionCostModel {
+    match context.adapter_info().device_type {
+        wgpu::DeviceType::Cpu => SOFTWARE_RASTERISER,
+        _ => LARGE_GPU,
+    }
+}
+
 /// The plan of the fused-MLP pass for `graph` on `context`'s device.
 pub fn plan_for_device(
     context: &GpuContext,
@@ -24,7 +35,7 @@ pub fn plan_for_device(
     request: FusionRequest,
 ) -> FusedMlpPlan {
     let limits = KernelLimits::of(&context.limits());
-    plan_fused_mlp(graph, &limits, &LARGE_GPU, request)
+    plan_fused_mlp(graph, &limits, &cost_model_for(context), request)
 }
 
 // ANCHOR: fused_runner

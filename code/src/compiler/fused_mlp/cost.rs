@@ -22,12 +22,16 @@ use crate::gpu::fused_mlp::{FusedChainShape, FusedMlpConfig};
 /// The figures the cost model assumes for the device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionCostModel {
+    /// The device the figures describe, for the printed plan.
+    pub name: &'static str,
     /// Multiprocessors (streaming multiprocessors, compute units) that run workgroups.
     pub multiprocessors: u32,
     /// Invocations that run in lockstep (a warp on NVIDIA).
     pub warp_size: u32,
     /// fp32 multiply-add peak of the whole device, FLOP/s.
     pub peak_flops: f64,
+    /// Share of the peak the fused kernel's arithmetic reaches.
+    pub fused_efficiency: f64,
     /// Bytes per second one multiprocessor's load units deliver, at most.
     pub load_rate_per_multiprocessor: f64,
     /// Bytes per second one warp loads while it waits for its loads.
@@ -55,14 +59,35 @@ pub struct FusionCostModel {
 /// times over sizes 4 to 1024 at depth 64 (`examples/show_fused_plan.rs --measure`,
 /// 2026-11-24): about 65 GB/s per multiprocessor, 16 GB/s per warp, 0.5 µs per layer.
 pub const LARGE_GPU: FusionCostModel = FusionCostModel {
+    name: "an NVIDIA H100",
     multiprocessors: 132,
     warp_size: 32,
     peak_flops: 63.4e12,
+    fused_efficiency: 1.0,
     load_rate_per_multiprocessor: 65e9,
     load_rate_per_warp: 16e9,
     seconds_per_dispatch: 8e-6,
     per_layer_efficiency: 0.31,
     per_layer_filling_elements: 1024.0 * 1024.0,
+    seconds_per_fused_layer: 0.5e-6,
+};
+
+/// lavapipe, which runs workgroups on the CPU's cores, eight invocations to a 256-bit
+/// vector. Fitted to its times on a 2-core AMD EPYC (`show_fused_plan --measure`,
+/// 2026-11-24): about 40 µs per dispatch (2 to 4 ms for the standard workload at size 4),
+/// per-layer arithmetic at 1.2 to 1.7 GFLOP/s and the fused kernel's at 0.5 to 0.7: its
+/// barriers are expensive on a CPU, and the weights are in the CPU's caches either way.
+pub const SOFTWARE_RASTERISER: FusionCostModel = FusionCostModel {
+    name: "lavapipe on a 2-core CPU",
+    multiprocessors: 2,
+    warp_size: 8,
+    peak_flops: 4e9,
+    fused_efficiency: 0.125,
+    load_rate_per_multiprocessor: 1e12,
+    load_rate_per_warp: 1e12,
+    seconds_per_dispatch: 40e-6,
+    per_layer_efficiency: 0.3,
+    per_layer_filling_elements: 1.0,
     seconds_per_fused_layer: 0.5e-6,
 };
 // ANCHOR_END: cost_model
@@ -90,7 +115,8 @@ impl FusionCostModel {
         // workgroups than multiprocessors).
         let busy = workgroups.min(multiprocessors);
         let per_multiprocessor = workgroups / busy;
-        let compute_seconds = shape.flops() / (self.peak_flops * busy / multiprocessors);
+        let compute_seconds =
+            shape.flops() / (self.peak_flops * self.fused_efficiency * busy / multiprocessors);
         // Every row group of every workgroup loads every weight.
         let weights = shape.parameter_bytes() as f64;
         let loaded_bytes = workgroups * f64::from(config.row_groups()) * weights;
@@ -162,6 +188,20 @@ mod tests {
         assert_eq!(small.loaded_bytes, large.loaded_bytes);
         // ...but the larger blocks use fewer multiprocessors for the arithmetic.
         assert!(small.compute_seconds < large.compute_seconds);
+    }
+
+    #[test]
+    fn on_a_cpu_only_tiny_networks_fuse() {
+        let fused = |size: usize| {
+            let shape = square(size, 64);
+            let model = SOFTWARE_RASTERISER;
+            model
+                .fused(&shape, &FusedMlpConfig::for_rows(&shape, 2))
+                .seconds
+                < model.per_layer(&shape)
+        };
+        assert!(fused(4) && fused(16));
+        assert!(!fused(64) && !fused(256));
     }
 
     #[test]

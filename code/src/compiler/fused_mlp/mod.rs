@@ -23,7 +23,7 @@ use crate::gpu::fused_mlp::{FusedChainShape, FusedLayerShape, FusedMlpConfig};
 use crate::gpu::register_blocked_linear::KernelLimits;
 use crate::graph::{Operator, TensorId, ValidGraph};
 
-pub use cost::{FusedEstimate, FusionCostModel, LARGE_GPU};
+pub use cost::{FusedEstimate, FusionCostModel, LARGE_GPU, SOFTWARE_RASTERISER};
 
 // ANCHOR: fusion_request
 /// Whether the compiled mode runs the fully fused kernel.
@@ -287,12 +287,9 @@ pub fn plan_fused_mlp(
             } else {
                 FusionDecision::PerLayer {
                     reason: format!(
-                        "the model expects per-layer kernels to be faster ({} against {} fused: \
-                         {} workgroups would load {} of weights)",
+                        "the model expects per-layer kernels to be faster ({} against {} fused)",
                         milliseconds(per_layer),
                         milliseconds(estimate.seconds),
-                        config.workgroups(shape),
-                        bytes(estimate.loaded_bytes),
                     ),
                 }
             }
@@ -367,10 +364,8 @@ impl fmt::Display for FusedMlpPlan {
             )?;
             writeln!(
                 formatter,
-                "model ({} multiprocessors, {:.1} TFLOP/s): fused {} (arithmetic {}, loading \
-                 {} of weights {}), per layer {}",
-                self.model.multiprocessors,
-                self.model.peak_flops / 1e12,
+                "model of {}: fused {} (arithmetic {}, loading {} of weights {}), per layer {}",
+                self.model.name,
                 milliseconds(estimate.seconds),
                 milliseconds(estimate.compute_seconds),
                 bytes(estimate.loaded_bytes),
