@@ -24,6 +24,7 @@
 mod bench_report;
 mod book;
 mod build_info;
+mod edition_links;
 mod exercise;
 // The figure CSV format and the `--only` patterns are defined once, in the crate; xtask
 // compiles those two std-only files rather than depending on `galaxy`, which would build

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::build_info::BuildInfo;
+use crate::edition_links::{self, EditionPages, LeftOut};
 use crate::level_cut::{CutChapter, RemovedSection, cut_above_level, find_headings};
 use crate::selection::{PrefixPage, Selection, chapter_files, select_chapters, write_summary};
 use crate::site_pages::{self, Edition};
@@ -42,6 +43,17 @@ struct ChapterReport {
     path: String,
     outcome: CutChapter,
 }
+
+/// A page the edition keeps: its path under the edition's `src/`, its Markdown in the
+/// book, and what the level cut left of it.
+struct KeptPage {
+    path: String,
+    original: String,
+    markdown: String,
+}
+
+/// The file of the edition's stylesheet, beside its `book.toml`.
+const EDITION_STYLESHEET: &str = "edition.css";
 
 pub fn build(syllabus_file: &Path) -> Result<(), String> {
     let root = repository_root();
@@ -86,16 +98,19 @@ pub fn build(syllabus_file: &Path) -> Result<(), String> {
 
     // Cut every selected chapter file; a chapter whose title is above the level goes.
     let mut reports = Vec::new();
+    let mut kept_pages = Vec::new();
     for selection in &mut selections {
         selection.chapters = cut_chapters(
             std::mem::take(&mut selection.chapters),
             &root.join("src"),
-            &book_src,
             syllabus.max_level,
             &mut reports,
+            &mut kept_pages,
         )?;
     }
-    let prefix_pages = write_extra_pages(&syllabus, &root, &book_src, &selections, &mut reports)?;
+    let prefix_pages =
+        cut_extra_pages(&syllabus, &root, &selections, &mut reports, &mut kept_pages)?;
+    let unlinked = write_kept_pages(&root.join("src"), &book_src, &kept_pages)?;
 
     write(
         &book_src.join("SUMMARY.md"),
@@ -135,8 +150,69 @@ pub fn build(syllabus_file: &Path) -> Result<(), String> {
     }
     // The footer, page descriptions and sitemap, as for the whole book.
     site_pages::finish(&output, &edition, &info)?;
-    print_report(&syllabus, &selections, &reports, &output);
+    print_report(&syllabus, &selections, &reports, &unlinked, &output);
     Ok(())
+}
+
+/// Writes the kept pages into the edition's `src/`, each link into a page or section the
+/// edition leaves out turned into plain text (see `edition_links`), and returns the links
+/// turned, by page.
+fn write_kept_pages(
+    src: &Path,
+    book_src: &Path,
+    kept_pages: &[KeptPage],
+) -> Result<Vec<(String, Vec<edition_links::Unlinked>)>, String> {
+    let mut book_pages = Vec::new();
+    list_markdown(src, "", &mut book_pages)?;
+    let mut edition = EditionPages::new(book_pages);
+    for page in kept_pages {
+        edition.keep(&page.path, &page.original, &page.markdown);
+    }
+    let mut unlinked = Vec::new();
+    for page in kept_pages {
+        let (markdown, turned) = edition.unlink(&page.path, &page.markdown);
+        write(&book_src.join(&page.path), &markdown)?;
+        if !turned.is_empty() {
+            unlinked.push((page.path.clone(), turned));
+        }
+    }
+    Ok(unlinked)
+}
+
+/// Every `.md` file under `directory`, relative to it with `/` separators.
+fn list_markdown(directory: &Path, prefix: &str, pages: &mut Vec<String>) -> Result<(), String> {
+    let entries = std::fs::read_dir(directory)
+        .map_err(|error| format!("cannot read {}: {error}", directory.display()))?;
+    for entry in entries {
+        let entry =
+            entry.map_err(|error| format!("cannot read {}: {error}", directory.display()))?;
+        let relative = format!("{prefix}{}", entry.file_name().to_string_lossy());
+        if entry.path().is_dir() {
+            list_markdown(&entry.path(), &format!("{relative}/"), pages)?;
+        } else if relative.ends_with(".md") {
+            pages.push(relative);
+        }
+    }
+    Ok(())
+}
+
+fn print_unlinked(unlinked: &[(String, Vec<edition_links::Unlinked>)]) {
+    let total: usize = unlinked.iter().map(|(_, links)| links.len()).sum();
+    println!(
+        "  {total} link(s) into left-out pages or cut sections made plain text \
+         (marked \"not in this edition\")"
+    );
+    for (page, links) in unlinked {
+        for link in links {
+            let why = match &link.reason {
+                LeftOut::Page(target) => format!("{target} is not in the edition"),
+                LeftOut::Section { page, fragment } => {
+                    format!("the section #{fragment} of {page} is above the level")
+                }
+            };
+            println!("    {page}: {} ({why})", link.destination);
+        }
+    }
 }
 
 /// Cuts each chapter file of a tree, writes what is kept into `book_src`, and returns
@@ -144,17 +220,22 @@ pub fn build(syllabus_file: &Path) -> Result<(), String> {
 fn cut_chapters(
     chapters: Vec<Chapter>,
     src: &Path,
-    book_src: &Path,
     max_level: u8,
     reports: &mut Vec<ChapterReport>,
+    kept_pages: &mut Vec<KeptPage>,
 ) -> Result<Vec<Chapter>, String> {
     let mut kept = Vec::new();
     for mut chapter in chapters {
         if let Some(path) = &chapter.path {
-            let outcome = cut_above_level(&read(&src.join(path))?, max_level);
+            let original = read(&src.join(path))?;
+            let outcome = cut_above_level(&original, max_level);
             let dropped = matches!(outcome, CutChapter::Dropped { .. });
             if let CutChapter::Kept { markdown, .. } = &outcome {
-                write(&book_src.join(path), markdown)?;
+                kept_pages.push(KeptPage {
+                    path: path.clone(),
+                    original,
+                    markdown: markdown.clone(),
+                });
             }
             reports.push(ChapterReport {
                 path: path.clone(),
@@ -164,19 +245,19 @@ fn cut_chapters(
                 continue;
             }
         }
-        chapter.children = cut_chapters(chapter.children, src, book_src, max_level, reports)?;
+        chapter.children = cut_chapters(chapter.children, src, max_level, reports, kept_pages)?;
         kept.push(chapter);
     }
     Ok(kept)
 }
 
-/// Copies the instructor's pages, cut like the chapters, to the top of the book's `src/`.
-fn write_extra_pages(
+/// Cuts the instructor's pages like the chapters; they go to the top of the book's `src/`.
+fn cut_extra_pages(
     syllabus: &Syllabus,
     root: &Path,
-    book_src: &Path,
     selections: &[Selection],
     reports: &mut Vec<ChapterReport>,
+    kept_pages: &mut Vec<KeptPage>,
 ) -> Result<Vec<PrefixPage>, String> {
     let chapter_paths: Vec<String> = selections
         .iter()
@@ -209,7 +290,11 @@ fn write_extra_pages(
         }
         let outcome = cut_above_level(&text, syllabus.max_level);
         if let CutChapter::Kept { markdown, .. } = &outcome {
-            write(&book_src.join(&file_name), markdown)?;
+            kept_pages.push(KeptPage {
+                path: file_name.clone(),
+                original: text.clone(),
+                markdown: markdown.clone(),
+            });
             // The page's own title names it in the table of contents.
             let title = find_headings(&text)
                 .into_iter()
@@ -256,7 +341,19 @@ fn write_book_toml(
         .and_then(|html| html.as_table_mut())
     {
         html.insert("site-url".into(), site_path.into());
+        // The note after a link into what the edition leaves out (see `edition_links`).
+        let stylesheets = html
+            .entry("additional-css")
+            .or_insert_with(|| toml::Value::Array(Vec::new()));
+        match stylesheets.as_array_mut() {
+            Some(stylesheets) => stylesheets.push(EDITION_STYLESHEET.into()),
+            None => return Err("output.html.additional-css in book.toml is not a list".into()),
+        }
     }
+    write(
+        &book_root.join(EDITION_STYLESHEET),
+        edition_links::NOTE_STYLESHEET,
+    )?;
 
     let html = config.get("output").and_then(|output| output.get("html"));
     let mut referenced: Vec<String> = vec!["theme".to_string()];
@@ -313,6 +410,7 @@ fn print_report(
     syllabus: &Syllabus,
     selections: &[Selection],
     reports: &[ChapterReport],
+    unlinked: &[(String, Vec<edition_links::Unlinked>)],
     output: &Path,
 ) {
     println!(
@@ -347,6 +445,7 @@ fn print_report(
     }
     println!("  {drafts} planned chapter(s) included as drafts");
     println!("  {removed_total} section(s) removed in all");
+    print_unlinked(unlinked);
     println!("Output: {}", output.join("index.html").display());
 }
 
