@@ -99,12 +99,24 @@ fn measure(
     workload: &Workload,
     arguments: &Arguments,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    // The linear layers' arithmetic: two operations per multiply-add.
+    let rows = workload.input.rows() as f64;
+    let flops: f64 = workload
+        .layers()
+        .iter()
+        .map(|layer| 2.0 * rows * layer.weights.rows() as f64 * layer.weights.columns() as f64)
+        .sum();
     let mut reference = None;
     if !arguments.skip_per_layer {
         let request = FusionRequest::new(FusionChoice::Never);
         let mut execution = prepare_compiled_with_fusion(context, &workload.graph, request)?;
         let (times, result) = time_runs(&mut execution, &workload.input, arguments.samples)?;
-        print_times("per layer (GraphCompiled without fusion)", &times, None);
+        print_times(
+            "per layer (GraphCompiled without fusion)",
+            &times,
+            flops,
+            None,
+        );
         reference = Some(result);
     }
     let mut requests = vec![(
@@ -155,7 +167,12 @@ fn measure(
         let difference = reference
             .as_ref()
             .map(|reference: &Tensor2d| largest_difference(&result, reference));
-        print_times(&format!("fused, {name}: {layout}"), &times, difference);
+        print_times(
+            &format!("fused, {name}: {layout}"),
+            &times,
+            flops,
+            difference,
+        );
     }
     Ok(())
 }
@@ -180,13 +197,16 @@ fn time_runs(
 }
 // ANCHOR_END: time_runs
 
-fn print_times(name: &str, times: &[f64], difference: Option<f32>) {
+/// Prints the median, the range and the rate of the linear layers' arithmetic at the median
+/// (the whole run counted, upload and readback included).
+fn print_times(name: &str, times: &[f64], flops: f64, difference: Option<f32>) {
     let median = times[times.len() / 2];
+    let rate = flops / (median * 1e-3) / 1e9;
     let agreement = difference
         .map(|value| format!(", largest difference from per layer {value:.1e}"))
         .unwrap_or_default();
     println!(
-        "{name}: median {median:.3} ms (min {:.3}, max {:.3}, {} runs){agreement}",
+        "{name}: median {median:.3} ms (min {:.3}, max {:.3}, {} runs), {rate:.1} GFLOP/s{agreement}",
         times[0],
         times[times.len() - 1],
         times.len()
