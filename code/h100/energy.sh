@@ -106,21 +106,33 @@ OUT=$(cd "$OUT" && pwd)
 : > "$OUT/marks.txt"
 DATE=${GALAXY_RUN_DATE:-$(date -u +%Y-%m-%d)}
 
-# The fields this driver can sample: power.draw.instant is newer than power.draw.
-FIELDS="timestamp,power.draw,energy.consumption"
-if nvidia-smi --query-gpu=timestamp,power.draw.instant --format=csv,noheader >/dev/null 2>&1; then
-    FIELDS="timestamp,power.draw,power.draw.instant,energy.consumption"
+# The fields this driver can sample: power.draw.instant is newer than power.draw, and the
+# name of the board's energy counter differs between drivers (some have none). A field the
+# driver does not know makes nvidia-smi reject the whole query, so each one is tried alone.
+FIELDS="timestamp,power.draw"
+if nvidia-smi --query-gpu=power.draw.instant --format=csv,noheader >/dev/null 2>&1; then
+    FIELDS="$FIELDS,power.draw.instant"
 fi
-COUNTER=$(nvidia-smi --query-gpu=energy.consumption --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
-case "$COUNTER" in
-    '' | *[!0-9.]*) COUNTER_WORKS=0; echo "the energy counter is not supported here ($COUNTER): integrating the power samples instead" ;;
-    *) COUNTER_WORKS=1 ;;
-esac
+ENERGY_FIELD=""
+COUNTER=""
+for candidate in total_energy_consumption energy.consumption; do
+    value=$(nvidia-smi --query-gpu=$candidate --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
+    case "$value" in
+        '' | *[!0-9.]*) ;;
+        *) ENERGY_FIELD=$candidate; COUNTER=$value; break ;;
+    esac
+done
+if [ -n "$ENERGY_FIELD" ]; then
+    COUNTER_WORKS=1
+else
+    COUNTER_WORKS=0
+    echo "no energy counter field works with this driver: integrating the power samples instead"
+fi
 
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "modes: $MODE_LIST; sizes: $SIZE_LIST; depth $DEPTH; $SECONDS_PER_WINDOW s per window; repeats $REPEATS; idle $IDLE_SECONDS s"
-    echo "sampled fields: $FIELDS; energy counter works: $COUNTER_WORKS"
+    echo "sampled fields: $FIELDS; energy counter: ${ENERGY_FIELD:-none} (works: $COUNTER_WORKS)"
     nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit \
         --format=csv 2>&1
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) threads"
@@ -139,7 +151,7 @@ trap stop_sampler EXIT
 MARK="$OUT/mark.sh"
 cat > "$MARK" <<EOF
 #!/usr/bin/env bash
-counter=\$(nvidia-smi --query-gpu=energy.consumption --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
+counter=\$(nvidia-smi --query-gpu=${ENERGY_FIELD:-power.draw} --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
 echo "\$ENERGY_LABEL \$1 \$(date -u +%s.%N) \${counter:-NA}" >> "$OUT/marks.txt"
 EOF
 chmod +x "$MARK"
@@ -247,7 +259,8 @@ END {
     print "# title: Energy of one run of the standard workload, depth " depth ", by size" > figure
     print "# x: size (rows = layer width), log" > figure
     print "# y: energy per run (mJ), log" > figure
-    print "# hardware: GPU " hardware " (Vulkan), board power from nvidia-smi (NVML energy counter)" > figure
+    source = counter_works ? "the board energy counter (nvidia-smi)" : "board power sampled every 50 ms by nvidia-smi, integrated over each window"
+    print "# hardware: GPU " hardware " (Vulkan); energy from " source > figure
     print "# command: code/h100/energy.sh (" date ")" > figure
     print "series,x,y,y_min,y_max" > figure
     for (k = 1; k <= key_count; k++) {

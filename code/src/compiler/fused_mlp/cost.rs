@@ -182,9 +182,10 @@ mod tests {
     #[test]
     fn fewer_workgroups_read_the_weights_fewer_times() {
         let shape = square(256, 64);
-        // Two rows per invocation: one row group of 2 rows, four row groups of 8.
-        let small = LARGE_GPU.fused(&shape, &FusedMlpConfig::for_rows(&shape, 2));
-        let large = LARGE_GPU.fused(&shape, &FusedMlpConfig::for_rows(&shape, 8));
+        // Two rows per invocation and no split inner dimension: one row group of 2 rows,
+        // four row groups of 8.
+        let small = LARGE_GPU.fused(&shape, &FusedMlpConfig::new(2, 2, 64, 8, 1));
+        let large = LARGE_GPU.fused(&shape, &FusedMlpConfig::new(8, 2, 64, 8, 1));
         assert_eq!(small.loaded_bytes, large.loaded_bytes);
         // ...but the larger blocks use fewer multiprocessors for the arithmetic.
         assert!(small.compute_seconds < large.compute_seconds);

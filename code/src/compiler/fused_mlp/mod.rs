@@ -202,6 +202,9 @@ fn row_candidates(rows: usize) -> impl Iterator<Item = u32> {
         .filter(move |&r| r <= most)
 }
 
+/// The most rows per workgroup the planner tries when the layout splits the inner dimension.
+const MOST_ROWS_WHEN_SPLIT: u32 = 4;
+
 // ANCHOR: plan_fused_mlp
 /// Plans the graph: find the chain, lay out the fastest workgroup that fits `limits`
 /// according to `model`, and decide as `request` asks.
@@ -241,6 +244,12 @@ pub fn plan_fused_mlp(
         }
         if let Some(rows_per_invocation) = request.rows_per_invocation {
             config.rows_per_invocation = rows_per_invocation;
+            // Fewer rows per invocation than the workgroup holds means row groups, which a
+            // split inner dimension cannot have: a requested row split turns the default
+            // split off unless the request asks for both.
+            if request.inner_slices.is_none() && rows_per_invocation < config.rows_per_workgroup {
+                config.inner_slices = 1;
+            }
         }
         if let Some(steps_in_flight) = request.steps_in_flight {
             config.steps_in_flight = steps_in_flight;
@@ -249,7 +258,12 @@ pub fn plan_fused_mlp(
     };
     let candidates: Vec<u32> = match request.rows_per_workgroup {
         Some(rows) => vec![rows],
-        None => row_candidates(shape.rows).collect(),
+        // With the inner dimension split, the layouts measured on an H100 were fastest at
+        // two to four rows per workgroup (figures/data/h100-2026-11-24/fused-mlp/); the
+        // model, fitted before the split existed, would pick more rows than were measured.
+        None => row_candidates(shape.rows)
+            .filter(|&rows| rows <= MOST_ROWS_WHEN_SPLIT || layout(rows).inner_slices <= 1)
+            .collect(),
     };
     let mut refusals = Vec::new();
     for rows in candidates {

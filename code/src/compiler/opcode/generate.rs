@@ -116,7 +116,8 @@ fn op_codes(program: &Program) -> String {
                 )
             }
             OpCode::AddBias { bias } => format!("value = value + {}[column];\n", variable(bias)),
-            OpCode::Relu => "value = max(value, 0.0);\n".to_string(),
+            // `select` keeps NaN where `max(value, 0.0)` may drop it (WGSL leaves that open).
+            OpCode::Relu => "value = select(value, 0.0, value < 0.0);\n".to_string(),
             // The row template is the softmax; it names this op code where the softmax
             // starts.
             OpCode::RowSoftmax => continue,
@@ -297,7 +298,10 @@ mod tests {
     fn every_op_code_leaves_a_comment() {
         let shader = generate_wgsl(&relu_program()).unwrap();
         assert!(shader.contains("    // Op code 0: load(source: slot 0)\n"));
-        assert!(shader.contains("    // Op code 1: relu()\n    value = max(value, 0.0);"));
+        assert!(
+            shader
+                .contains("    // Op code 1: relu()\n    value = select(value, 0.0, value < 0.0);")
+        );
         assert!(shader.contains("const ROWS: u32 = 3u;"));
         assert!(
             !shader.contains('$'),
@@ -311,7 +315,9 @@ mod tests {
         program.op_codes.push(OpCode::RowSoftmax);
         assert_eq!(Template::of(&program), Template::Rows);
         let shader = generate_wgsl(&program).unwrap();
-        assert!(shader.contains("        // Op code 1: relu()\n        value = max(value, 0.0);"));
+        assert!(shader.contains(
+            "        // Op code 1: relu()\n        value = select(value, 0.0, value < 0.0);"
+        ));
         assert!(shader.contains("// Op code 2: row_softmax()"));
         assert!(
             !shader.contains('$'),

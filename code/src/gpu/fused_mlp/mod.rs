@@ -27,6 +27,9 @@ pub const FUSED_MLP_TEMPLATE: &str =
 /// of the weight loads, few enough that every invocation has a whole vec4 column to sum.
 pub const TARGET_INVOCATIONS: u32 = 256;
 
+/// The most ways [`FusedMlpConfig::for_rows`] splits the inner dimension.
+pub const MOST_INNER_SLICES: u32 = 4;
+
 // ANCHOR: fused_chain_shape
 /// One linear layer of a fused chain: `inner × columns` weights, and whether a ReLU follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -255,8 +258,9 @@ impl FusedMlpConfig {
     // ANCHOR: fused_mlp_layout
     /// The layout for `rows_per_workgroup` rows of `shape`: one invocation per vec4 column
     /// (up to [`TARGET_INVOCATIONS`]), two rows per invocation, or more where that keeps
-    /// the workgroup within [`TARGET_INVOCATIONS`]. Measured on an H100, one row per
-    /// invocation was always slower (every row group loads the weights again) and eight
+    /// the workgroup within [`TARGET_INVOCATIONS`]; where the columns leave invocations
+    /// spare, the inner dimension split among them instead (below). Measured on an H100,
+    /// one row per invocation was always slower (every row group loads the weights again) and eight
     /// steps in flight the fastest.
     pub fn for_rows(shape: &FusedChainShape, rows_per_workgroup: u32) -> FusedMlpConfig {
         let rows = rows_per_workgroup.max(1);
@@ -264,13 +268,25 @@ impl FusedMlpConfig {
         let column_invocations = widest.next_power_of_two().clamp(1, TARGET_INVOCATIONS);
         let within_target = (rows * column_invocations).div_ceil(TARGET_INVOCATIONS);
         let rows_per_invocation = rows.min(2).max(within_target).min(rows);
-        FusedMlpConfig {
+        let layout = FusedMlpConfig {
             rows_per_workgroup: rows,
             // The softmax gives every row column_invocations / rows_per_invocation lanes.
             rows_per_invocation: rows_per_invocation.min(column_invocations),
             column_invocations,
             steps_in_flight: DEFAULT_STEPS_IN_FLIGHT,
             inner_slices: 1,
+        };
+        // Where the columns leave invocations unused, split the inner dimension among them
+        // (up to four ways): every invocation then owns all the workgroup's rows, no weight
+        // is loaded twice, and more loads are in flight. On an H100 this halved the fused
+        // kernel's time at widths 128 to 512 (figures/data/h100-2026-11-24/fused-mlp/).
+        let spare = TARGET_INVOCATIONS / column_invocations.max(1);
+        let inner_slices = spare.clamp(1, MOST_INNER_SLICES);
+        // Owning every row must keep an invocation's sums in registers.
+        if inner_slices > 1 && rows > 1 && rows * 4 <= MAXIMUM_SUMS_PER_INVOCATION {
+            layout.with_inner_slices(inner_slices)
+        } else {
+            layout
         }
     }
     // ANCHOR_END: fused_mlp_layout
@@ -524,15 +540,22 @@ mod tests {
         let shape = chain(256, &[256, 256], true);
         let config = FusedMlpConfig::for_rows(&shape, 8);
         assert_eq!(config.column_invocations, 64);
+        // 64 column invocations leave room for four: the inner dimension is split four
+        // ways, and every invocation owns all 8 rows.
+        assert_eq!(config.inner_slices, 4);
         assert_eq!(config.invocations(), TARGET_INVOCATIONS);
-        assert_eq!(config.rows_per_invocation, 2);
+        assert_eq!(config.rows_per_invocation, 8);
         assert_eq!(config.column_groups(&shape), 1);
         assert_eq!(config.workgroups(&shape), 32);
-        // Two blocks of 8 rows × 256 floats, plus 256 partial results.
+        // Two blocks of 8 rows × 256 floats, four blocks of partial sums, plus 256 partial
+        // results for the softmax.
         assert_eq!(
             config.workgroup_memory_bytes(&shape),
-            2 * 8 * 256 * 4 + 256 * 4
+            (2 + 4) * 8 * 256 * 4 + 256 * 4
         );
+        // Without room to spare (1024 columns need 256 invocations) nothing is split.
+        let wide = chain(4, &[1024, 1024], true);
+        assert_eq!(FusedMlpConfig::for_rows(&wide, 4).inner_slices, 1);
         // A width of 3 is padded to one vec4; one row is one workgroup.
         let tiny = chain(1, &[3, 3], true);
         let config = FusedMlpConfig::for_rows(&tiny, 1);
