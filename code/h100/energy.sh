@@ -10,17 +10,20 @@
 # target/release/examples/energy_workload). The machine needs the NVIDIA driver
 # (nvidia-smi) and the Vulkan loader (libvulkan.so.1).
 #
-# How it measures. A background `nvidia-smi -lms 50` samples the board's power draw and its
-# energy counter every 50 ms into OUT_DIR/power-samples.csv. Each measurement runs
-# `energy_workload` for one mode and size: it prepares the graph, warms up, then marks the
-# start, runs the workload back to back for T seconds (every run reads its output back to
-# the host), and marks the end. A mark reads the board's total-energy counter (NVML's
-# nvmlDeviceGetTotalEnergyConsumption, in mJ since the driver loaded) and the time. The
-# energy of the window is the difference of the counter; where the counter is not
-# supported, the script integrates the 50 ms power samples over the window instead. Before
+# How it measures. First it asks nvidia-smi for the board's total-energy counter (NVML's
+# nvmlDeviceGetTotalEnergyConsumption, in mJ since the driver loaded), trying the field
+# names total_energy_consumption and energy.consumption in turn, since drivers differ and
+# some offer neither. A background `nvidia-smi -lms 50` samples the board's power draw
+# (power.draw, and power.draw.instant where the driver has it) every 50 ms into
+# OUT_DIR/power-samples.csv. Each measurement runs `energy_workload` for one mode and size:
+# it prepares the graph, warms up, then marks the start, runs the workload back to back for
+# T seconds (every run reads its output back to the host), and marks the end. A mark reads
+# the counter (when a field name worked) and the time. The energy of the window is the
+# difference of the counter; without a counter, the script integrates the 50 ms power
+# samples over the window instead (environment.txt and energy-summary.md say which). Before
 # every round of modes the GPU sits idle for I seconds, measured the same way: its power
 # is the idle baseline, and "above idle" subtracts it over the window. The window between
-# the two counter readings is a little longer than the loop (each reading takes a moment);
+# the two marks is a little longer than the loop (each mark takes a moment);
 # the total per run counts that margin at idle power and leaves it out.
 #
 # What it writes into OUT_DIR:
