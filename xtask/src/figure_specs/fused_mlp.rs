@@ -49,5 +49,30 @@ pub(super) fn specs() -> Vec<FigureSpec> {
         figure = figure.optional();
         specs.push(figure);
     }
+    // The fully fused kernel (GraphCompiled) against PyTorch's CUDA graph, measured in one
+    // lease; the per-layer graph mode as the "before".
+    for (sweep, by) in [
+        ("size", "by size (depth 64)"),
+        ("depth", "by depth (size 256)"),
+    ] {
+        let id = format!("fused-mlp-by-{sweep}-gpu");
+        specs.push(
+            FigureSpec::new(&id, &id)
+                .title(&format!("The fully fused MLP kernel against PyTorch, {by}"))
+                .subtitle("Dashed: PyTorch on the same GPU, eager and replaying a CUDA graph.")
+                .panel(
+                    None,
+                    vec![
+                        labelled(
+                            before("GraphCachedFused", "GraphCompiled, fully fused"),
+                            "GraphCachedFused, one kernel per layer",
+                        ),
+                        labelled(emphasised("GraphCompiled"), "GraphCompiled, fully fused"),
+                        labelled(reference("PyTorch CUDA graph"), "PyTorch CUDA graph"),
+                        labelled(reference("PyTorch eager"), "PyTorch eager"),
+                    ],
+                ),
+        );
+    }
     specs
 }
