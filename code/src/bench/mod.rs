@@ -15,8 +15,8 @@
 //! - [`time_breakdown`]: where one run's time goes (host phases, GPU timestamps).
 
 pub mod compile_time;
-pub mod cpu_peak;
 pub mod copy_bandwidth;
+pub mod cpu_peak;
 pub mod glob;
 pub mod gpu_peak;
 pub mod hardware;
