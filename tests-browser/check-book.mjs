@@ -633,6 +633,15 @@ async function main() {
     });
     try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+        // Pages with snippets that run on the Rust playground ask it which crates it offers
+        // (mdBook's book.js fetches /meta/crates). The test runs without the internet, so it
+        // answers for the playground: an empty list, which leaves std-only snippets runnable.
+        await context.route('https://play.rust-lang.org/**', route => route.fulfill({
+            status: 200,
+            contentType: 'application/json',
+            headers: { 'access-control-allow-origin': '*' },
+            body: JSON.stringify({ crates: [] }),
+        }));
         const page = await context.newPage();
         page.setDefaultTimeout(15000);
 
