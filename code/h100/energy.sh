@@ -154,7 +154,10 @@ trap stop_sampler EXIT
 MARK="$OUT/mark.sh"
 cat > "$MARK" <<EOF
 #!/usr/bin/env bash
-counter=\$(nvidia-smi --query-gpu=${ENERGY_FIELD:-power.draw} --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
+counter=NA
+if [ -n "$ENERGY_FIELD" ]; then
+    counter=\$(nvidia-smi --query-gpu=$ENERGY_FIELD --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
+fi
 echo "\$ENERGY_LABEL \$1 \$(date -u +%s.%N) \${counter:-NA}" >> "$OUT/marks.txt"
 EOF
 chmod +x "$MARK"
