@@ -31,6 +31,8 @@
 //!   without work stealing, SIMD, and irregular workloads.
 //! - [`numbers`]: module 3: numbers in a machine: float formats and rounding, summation
 //!   error, integers and bit tricks, compression, Z-order and packing.
+//! - [`realtime`]: module 5: a fixed-rate loop that runs a compiled graph within a frame
+//!   budget, and the frame-time statistics (percentiles, deadline misses) that judge it.
 
 // Alphabetical, as rustfmt keeps module declarations; the order of the layers is the list above.
 pub mod bench;
@@ -43,6 +45,7 @@ pub mod immediate;
 pub mod memory;
 pub mod numbers;
 pub mod parallel;
+pub mod realtime;
 pub mod runner;
 pub mod rust_basics;
 pub mod tensor;

@@ -18,8 +18,13 @@
 
 mod cpu_anchors;
 mod fused_mlp;
+mod hot_loop;
 mod numbers;
 mod parallel;
+mod parallel_data;
+mod parallel_graphs;
+mod parallel_irregular;
+mod realtime;
 mod rust_basics;
 
 /// The most lines one panel of a figure may draw.
@@ -371,6 +376,11 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     // Each later part of the book keeps its figures in its own file.
     specs.extend(rust_basics::specs());
     specs.extend(parallel::specs());
+    specs.extend(parallel_data::specs());
+    specs.extend(parallel_irregular::specs());
+    specs.extend(parallel_graphs::specs());
+    specs.extend(realtime::specs());
+    specs.extend(hot_loop::specs());
     specs.extend(numbers::specs());
     specs.extend(cpu_anchors::specs());
     specs.extend(fused_mlp::specs());

@@ -1,4 +1,4 @@
-//! The figures of the `galaxy::parallel` pages (see the parent module for what a spec holds).
+//! The figures of the threads-and-shared-state pages (module 2) (see the parent module for what a spec holds).
 //! Kept in its own file so that each part of the book adds its figures without touching
 //! the others'.
 

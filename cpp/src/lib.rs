@@ -1,0 +1,1 @@
+//! Calling the galaxy crate from C++ through cxx.

@@ -1,0 +1,1 @@
+//! Python bindings for the galaxy crate's graph runner.
