@@ -1,9 +1,17 @@
 //! Module 2: parallelism on the CPU: threads and shared state, channels, data parallelism,
 //! SIMD and irregular workloads.
 
-/// Flat `u32`/`f32` arrays on the GPU: upload, poison, read back (for the irregular kernels).
-pub mod gpu_arrays;
-/// A Monte Carlo estimate of π that gives the same count on any number of threads and on the GPU.
-pub mod monte_carlo;
-/// Counter-based random streams: the same numbers whoever draws them, in Rust and in WGSL.
-pub mod random_streams;
+/// Clamping with a branch, a select and `min`: which forms vectorise.
+pub mod branchless;
+/// The same work in equal fixed chunks on scoped threads, and a shared queue of blocks.
+pub mod fixed_chunks;
+/// The data-parallel workload as a WGSL kernel, one invocation per item.
+pub mod gpu_map;
+/// Arrays of structs against structs of arrays for a particle query.
+pub mod layouts;
+/// Summing floats: in order, in lanes the compiler vectorises, and with AVX2/AVX-512 intrinsics.
+pub mod simd;
+/// rayon's `par_iter` and how work stealing spreads an uneven workload.
+pub mod work_stealing;
+/// Two workloads of equal total work, one balanced and one a rising ramp (data parallelism).
+pub mod workloads;
