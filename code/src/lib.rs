@@ -31,6 +31,8 @@
 //!   without work stealing, SIMD, and irregular workloads.
 //! - [`numbers`]: module 3: numbers in a machine: float formats and rounding, summation
 //!   error, integers and bit tricks, compression, Z-order and packing.
+//! - [`inference`]: module 3, part 2: a real dataset (the UCI 8 × 8 digits), a training loop
+//!   with backpropagation, and the trained network as a graph every runner executes.
 //! - [`realtime`]: module 5: a fixed-rate loop that runs a compiled graph within a frame
 //!   budget, and the frame-time statistics (percentiles, deadline misses) that judge it.
 
@@ -42,6 +44,7 @@ pub mod figure;
 pub mod gpu;
 pub mod graph;
 pub mod immediate;
+pub mod inference;
 pub mod memory;
 pub mod numbers;
 pub mod parallel;

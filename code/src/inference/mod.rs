@@ -1,0 +1,10 @@
+//! Module 3, part 2: inference on a real model. A small, openly licensed dataset (the 8 × 8
+//! handwritten digits of the UCI repository), a training loop for the graph's own operators
+//! (linear, ReLU, softmax with cross-entropy, backpropagation on the CPU), and the trained
+//! network as a graph that every runner of the crate can execute.
+
+pub mod digits;
+pub mod training;
+
+pub use digits::{Dataset, DatasetError, Digits, Split};
+pub use training::{TrainedNetwork, TrainingConfig, TrainingError, TrainingReport, train};
