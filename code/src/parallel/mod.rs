@@ -5,10 +5,16 @@
 pub mod branchless;
 /// The same work in equal fixed chunks on scoped threads, and a shared queue of blocks.
 pub mod fixed_chunks;
+/// Flat `u32`/`f32` arrays on the GPU: upload, poison, read back (for the irregular kernels).
+pub mod gpu_arrays;
 /// The data-parallel workload as a WGSL kernel, one invocation per item.
 pub mod gpu_map;
 /// Arrays of structs against structs of arrays for a particle query.
 pub mod layouts;
+/// A Monte Carlo estimate of π that gives the same count on any number of threads and on the GPU.
+pub mod monte_carlo;
+/// Counter-based random streams: the same numbers whoever draws them, in Rust and in WGSL.
+pub mod random_streams;
 /// Summing floats: in order, in lanes the compiler vectorises, and with AVX2/AVX-512 intrinsics.
 pub mod simd;
 /// rayon's `par_iter` and how work stealing spreads an uneven workload.
