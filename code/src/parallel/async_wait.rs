@@ -185,18 +185,20 @@ pub async fn wait_all_at_once(count: usize, pause: Duration) {
 // ANCHOR_END: waiting
 
 // ANCHOR: arithmetic
-/// Plain arithmetic: the sum of the squares of `0..count`, wrapping.
-pub fn sum_of_squares(count: u64) -> u64 {
-    (0..count).fold(0u64, |sum, value| {
-        sum.wrapping_add(value.wrapping_mul(value))
+/// Plain arithmetic: `rounds` steps of a bit-mixing function, each depending on the last
+/// (so the compiler can neither skip nor reorder them).
+pub fn mix_repeatedly(seed: u64, rounds: u64) -> u64 {
+    (0..rounds).fold(seed, |state, round| {
+        let mixed = (state ^ (state >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        mixed ^ round
     })
 }
 
 /// The same arithmetic in an `async fn`. It never waits, so it is ready at its first poll:
-/// `block_on(sum_of_squares_async(n))` does the work of `sum_of_squares(n)` and a little
-/// more, and no executor can make it faster.
-pub async fn sum_of_squares_async(count: u64) -> u64 {
-    sum_of_squares(count)
+/// `block_on(mix_repeatedly_async(seed, n))` does the work of `mix_repeatedly(seed, n)`
+/// and a little more, and no executor can make it faster.
+pub async fn mix_repeatedly_async(seed: u64, rounds: u64) -> u64 {
+    mix_repeatedly(seed, rounds)
 }
 // ANCHOR_END: arithmetic
 
@@ -207,8 +209,12 @@ mod tests {
     #[test]
     fn block_on_returns_what_the_future_computes() {
         assert_eq!(block_on(async { 6 * 7 }), 42);
-        assert_eq!(block_on(sum_of_squares_async(1000)), sum_of_squares(1000));
-        assert_eq!(sum_of_squares(4), 1 + 4 + 9);
+        assert_eq!(
+            block_on(mix_repeatedly_async(7, 1000)),
+            mix_repeatedly(7, 1000)
+        );
+        assert_eq!(mix_repeatedly(7, 0), 7);
+        assert_ne!(mix_repeatedly(7, 1000), mix_repeatedly(8, 1000));
     }
 
     #[test]

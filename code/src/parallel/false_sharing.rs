@@ -34,14 +34,13 @@ impl CounterLayout {
 }
 
 // ANCHOR: increment_own_counter
-/// One thread's work: add one to its own counter, `increments` times. The thread is the
-/// only writer of the counter, so a plain load and store are enough (no read-modify-write);
-/// they are atomic only so that the compiler must perform every one of them in memory
-/// instead of keeping the count in a register.
+/// One thread's work: add one to its own counter, `increments` times. No other thread
+/// touches this counter. It is atomic only so that every increment really goes to memory:
+/// a plain `u64` would be kept in a register and written once at the end, and the compiler
+/// folds even a relaxed load-and-store loop into a single addition.
 fn increment_own_counter(counter: &AtomicU64, increments: u64) {
     for _ in 0..increments {
-        let current = counter.load(Ordering::Relaxed);
-        counter.store(current + 1, Ordering::Relaxed);
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 }
 // ANCHOR_END: increment_own_counter
