@@ -496,12 +496,12 @@ mod tests {
         let (_, gradients) = loss_and_gradients(&network, &batch);
         let step = 1e-2;
         let mut checked = 0;
-        for layer_index in 0..network.layers.len() {
+        for (layer_index, layer) in network.layers.iter().enumerate() {
             for is_bias in [false, true] {
                 let count = if is_bias {
-                    network.layers[layer_index].bias.len()
+                    layer.bias.len()
                 } else {
-                    network.layers[layer_index].weights.len()
+                    layer.weights.len()
                 };
                 for entry in (0..count).step_by(7) {
                     let loss_with = |delta: f32| {
