@@ -1,0 +1,528 @@
+//! Symmetric int8 quantisation of a linear layer, and the int8 linear operator on the CPU.
+//!
+//! A tensor of `f32` values is stored as `i8` values `q` and a *scale* `s`, so that each value
+//! is approximately `q · s`. *Symmetric* means zero maps to zero and the range is ±127 · s
+//! (−128 is left unused, so that negating a value never overflows). The scale is chosen so
+//! that the largest magnitude of the group maps to 127: `s = max |x| / 127`.
+//!
+//! The weights are quantised once, ahead of time, with one scale for the whole matrix
+//! ([`Granularity::PerTensor`]) or one per output ([`Granularity::PerOutput`]: a column of the
+//! `inputs × outputs` matrix here, a row of PyTorch's `outputs × inputs` weight). The input is
+//! quantised at run time, one scale per row, because each example has its own range. The
+//! products are summed in `i32` (exact: 127 · 127 · inputs stays far below 2³¹ for any layer
+//! this crate builds) and only the final sum is scaled back to `f32`:
+//!
+//! `y[r][c] = (Σ_k qx[r][k] · qw[k][c]) · sx[r] · sw[c] + b[c]`.
+
+use thiserror::Error;
+
+use crate::tensor::Tensor2d;
+
+/// The largest quantised magnitude: symmetric int8 uses −127..=127.
+pub const LARGEST_LEVEL: f32 = 127.0;
+
+/// How many scales a weight matrix gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Granularity {
+    /// One scale for the whole matrix.
+    PerTensor,
+    /// One scale per output: a column of the `inputs × outputs` weights.
+    PerOutput,
+}
+
+/// Input the quantiser cannot represent, said for a person.
+#[derive(Debug, Error, PartialEq)]
+pub enum QuantizationError {
+    #[error(
+        "the {what} contain a non-finite value ({value}) at row {row}, column {column}; int8 cannot represent it, so the layer would silently compute garbage"
+    )]
+    NonFinite {
+        what: &'static str,
+        row: usize,
+        column: usize,
+        value: f32,
+    },
+    #[error(
+        "scale {index} is {value}; a scale must be positive and finite (a zero scale would map every value to 0)"
+    )]
+    BadScale { index: usize, value: f32 },
+    #[error(
+        "{found} scales were given for weights with {outputs} outputs; {granularity} needs {expected}"
+    )]
+    WrongScaleCount {
+        found: usize,
+        expected: usize,
+        outputs: usize,
+        granularity: &'static str,
+    },
+    #[error(
+        "{found} quantised values were given for {inputs} × {outputs} weights ({expected} expected)"
+    )]
+    WrongValueCount {
+        found: usize,
+        expected: usize,
+        inputs: usize,
+        outputs: usize,
+    },
+    #[error("the input has {input_columns} columns, but the weights expect {weight_rows} inputs")]
+    ShapeMismatch {
+        input_columns: usize,
+        weight_rows: usize,
+    },
+    #[error("the bias has shape {rows}×{columns}; it must be one row of {outputs} values")]
+    BadBias {
+        rows: usize,
+        columns: usize,
+        outputs: usize,
+    },
+}
+
+/// Weights quantised to int8. The values are stored **transposed**, output by output
+/// (`outputs × inputs`), so that the inputs of one output sit next to each other: the CPU
+/// loop reads both operands contiguously, and the GPU packs four of them into one `u32`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantizedWeights {
+    inputs: usize,
+    outputs: usize,
+    /// `outputs × inputs`, row-major.
+    values: Vec<i8>,
+    /// One scale, or one per output.
+    scales: Vec<f32>,
+    granularity: Granularity,
+}
+
+impl QuantizedWeights {
+    // ANCHOR: quantize_weights
+    /// Quantises `inputs × outputs` weights with the chosen granularity. A group whose values
+    /// are all zero (a pruned output, say) gets scale 1: any positive scale represents it
+    /// exactly.
+    pub fn quantize(
+        weights: &Tensor2d,
+        granularity: Granularity,
+    ) -> Result<QuantizedWeights, QuantizationError> {
+        check_finite(weights, "weights")?;
+        let (inputs, outputs) = weights.shape();
+        let largest_per_output: Vec<f32> = (0..outputs)
+            .map(|output| {
+                (0..inputs)
+                    .map(|input| weights.get(input, output).abs())
+                    .fold(0.0, f32::max)
+            })
+            .collect();
+        let scales = match granularity {
+            Granularity::PerTensor => {
+                vec![scale_for(
+                    largest_per_output.iter().copied().fold(0.0, f32::max),
+                )]
+            }
+            Granularity::PerOutput => largest_per_output.into_iter().map(scale_for).collect(),
+        };
+        let mut values = Vec::with_capacity(inputs * outputs);
+        for output in 0..outputs {
+            let scale = scales[if scales.len() == 1 { 0 } else { output }];
+            for input in 0..inputs {
+                values.push(quantize_value(weights.get(input, output), scale));
+            }
+        }
+        Ok(QuantizedWeights {
+            inputs,
+            outputs,
+            values,
+            scales,
+            granularity,
+        })
+    }
+    // ANCHOR_END: quantize_weights
+
+    /// Weights from already quantised parts (for example read from a file): `values` output
+    /// by output (`outputs × inputs`), and one scale or one per output. Every scale must be
+    /// positive and finite.
+    pub fn from_parts(
+        inputs: usize,
+        outputs: usize,
+        values: Vec<i8>,
+        scales: Vec<f32>,
+        granularity: Granularity,
+    ) -> Result<QuantizedWeights, QuantizationError> {
+        let expected_scales = match granularity {
+            Granularity::PerTensor => 1,
+            Granularity::PerOutput => outputs,
+        };
+        if scales.len() != expected_scales {
+            return Err(QuantizationError::WrongScaleCount {
+                found: scales.len(),
+                expected: expected_scales,
+                outputs,
+                granularity: match granularity {
+                    Granularity::PerTensor => "one scale for the whole matrix",
+                    Granularity::PerOutput => "one scale per output",
+                },
+            });
+        }
+        if values.len() != inputs * outputs {
+            return Err(QuantizationError::WrongValueCount {
+                found: values.len(),
+                expected: inputs * outputs,
+                inputs,
+                outputs,
+            });
+        }
+        if let Some((index, &value)) = scales
+            .iter()
+            .enumerate()
+            .find(|(_, scale)| !(scale.is_finite() && **scale > 0.0))
+        {
+            return Err(QuantizationError::BadScale { index, value });
+        }
+        Ok(QuantizedWeights {
+            inputs,
+            outputs,
+            values,
+            scales,
+            granularity,
+        })
+    }
+
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    pub fn granularity(&self) -> Granularity {
+        self.granularity
+    }
+
+    /// The quantised values of one output's inputs.
+    pub fn output_values(&self, output: usize) -> &[i8] {
+        &self.values[output * self.inputs..(output + 1) * self.inputs]
+    }
+
+    /// All values, output by output.
+    pub fn values(&self) -> &[i8] {
+        &self.values
+    }
+
+    /// The scale of one output.
+    pub fn scale(&self, output: usize) -> f32 {
+        self.scales[if self.scales.len() == 1 { 0 } else { output }]
+    }
+
+    /// The weights as `f32` again (`q · s`), `inputs × outputs`: what the int8 layer really
+    /// multiplies by.
+    pub fn dequantize(&self) -> Tensor2d {
+        let mut weights = Tensor2d::zeros(self.inputs, self.outputs);
+        for output in 0..self.outputs {
+            let scale = self.scale(output);
+            for (input, &value) in self.output_values(output).iter().enumerate() {
+                weights.set(input, output, value as f32 * scale);
+            }
+        }
+        weights
+    }
+
+    /// The memory the weights take: one byte per value and four per scale.
+    pub fn size_in_bytes(&self) -> usize {
+        self.values.len() + 4 * self.scales.len()
+    }
+}
+
+/// A tensor quantised row by row: `values` row-major, one scale per row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantizedRows {
+    pub rows: usize,
+    pub columns: usize,
+    pub values: Vec<i8>,
+    pub scales: Vec<f32>,
+}
+
+// ANCHOR: quantize_rows
+/// Quantises each row of `input` with its own scale (dynamic quantisation of activations).
+pub fn quantize_rows(input: &Tensor2d) -> Result<QuantizedRows, QuantizationError> {
+    check_finite(input, "input")?;
+    let mut values = Vec::with_capacity(input.len());
+    let mut scales = Vec::with_capacity(input.rows());
+    for row in 0..input.rows() {
+        let largest = input
+            .row(row)
+            .iter()
+            .fold(0.0f32, |max, x| max.max(x.abs()));
+        let scale = scale_for(largest);
+        values.extend(input.row(row).iter().map(|&x| quantize_value(x, scale)));
+        scales.push(scale);
+    }
+    Ok(QuantizedRows {
+        rows: input.rows(),
+        columns: input.columns(),
+        values,
+        scales,
+    })
+}
+// ANCHOR_END: quantize_rows
+
+// ANCHOR: linear_int8
+/// `input · weights + bias` with int8 operands and `i32` sums: the input is quantised per
+/// row, every product of two int8 values is added exactly in `i32`, and each sum is scaled
+/// back once.
+pub fn linear_int8(
+    input: &Tensor2d,
+    weights: &QuantizedWeights,
+    bias: &Tensor2d,
+) -> Result<Tensor2d, QuantizationError> {
+    check_shapes(input, weights, bias)?;
+    check_finite(bias, "bias")?;
+    let quantized = quantize_rows(input)?;
+    let mut output = Tensor2d::zeros(input.rows(), weights.outputs());
+    for row in 0..input.rows() {
+        let input_values = &quantized.values[row * input.columns()..(row + 1) * input.columns()];
+        let row_scale = quantized.scales[row];
+        for output_index in 0..weights.outputs() {
+            let sum: i32 = input_values
+                .iter()
+                .zip(weights.output_values(output_index))
+                .map(|(&a, &b)| a as i32 * b as i32)
+                .sum();
+            let value = sum as f32 * row_scale * weights.scale(output_index)
+                + bias.as_slice()[output_index];
+            output.set(row, output_index, value);
+        }
+    }
+    Ok(output)
+}
+// ANCHOR_END: linear_int8
+
+/// A bound on `|linear_int8 − fp32 linear|` for each output element: rounding moves each
+/// quantised value by at most half a step, so each product `x·w` is off by at most
+/// `|x|·δw + |w|·δx + δx·δw` with `δ = scale / 2`, plus the `f32` rounding of the final
+/// scaling. Tests check the int8 operators against the fp32 reference with this bound
+/// instead of a guessed tolerance.
+pub fn error_bound(input: &Tensor2d, weights: &QuantizedWeights, original: &Tensor2d) -> Tensor2d {
+    let quantized = quantize_rows(input).expect("finite input");
+    let mut bound = Tensor2d::zeros(input.rows(), weights.outputs());
+    for row in 0..input.rows() {
+        let half_input_step = quantized.scales[row] / 2.0;
+        for output in 0..weights.outputs() {
+            let half_weight_step = weights.scale(output) / 2.0;
+            let mut total = 0.0f32;
+            let mut magnitude = 0.0f32;
+            for (inner, &x) in input.row(row).iter().enumerate() {
+                let w = original.get(inner, output);
+                total += x.abs() * half_weight_step
+                    + w.abs() * half_input_step
+                    + half_input_step * half_weight_step;
+                magnitude += (x * w).abs();
+            }
+            // Relative slack for the f32 arithmetic of both sides.
+            bound.set(row, output, total * 1.001 + magnitude * 1e-5 + 1e-6);
+        }
+    }
+    bound
+}
+
+fn scale_for(largest_magnitude: f32) -> f32 {
+    if largest_magnitude > 0.0 {
+        largest_magnitude / LARGEST_LEVEL
+    } else {
+        1.0
+    }
+}
+
+fn quantize_value(value: f32, scale: f32) -> i8 {
+    (value / scale).round().clamp(-LARGEST_LEVEL, LARGEST_LEVEL) as i8
+}
+
+fn check_finite(tensor: &Tensor2d, what: &'static str) -> Result<(), QuantizationError> {
+    match tensor
+        .as_slice()
+        .iter()
+        .position(|value| !value.is_finite())
+    {
+        None => Ok(()),
+        Some(index) => Err(QuantizationError::NonFinite {
+            what,
+            row: index / tensor.columns().max(1),
+            column: index % tensor.columns().max(1),
+            value: tensor.as_slice()[index],
+        }),
+    }
+}
+
+pub(crate) fn check_shapes(
+    input: &Tensor2d,
+    weights: &QuantizedWeights,
+    bias: &Tensor2d,
+) -> Result<(), QuantizationError> {
+    if input.columns() != weights.inputs() {
+        return Err(QuantizationError::ShapeMismatch {
+            input_columns: input.columns(),
+            weight_rows: weights.inputs(),
+        });
+    }
+    if bias.shape() != (1, weights.outputs()) {
+        return Err(QuantizationError::BadBias {
+            rows: bias.rows(),
+            columns: bias.columns(),
+            outputs: weights.outputs(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp32_linear(input: &Tensor2d, weights: &Tensor2d, bias: &Tensor2d) -> Tensor2d {
+        let mut output = Tensor2d::zeros(input.rows(), weights.columns());
+        for row in 0..input.rows() {
+            for column in 0..weights.columns() {
+                let mut sum = bias.as_slice()[column];
+                for inner in 0..input.columns() {
+                    sum += input.get(row, inner) * weights.get(inner, column);
+                }
+                output.set(row, column, sum);
+            }
+        }
+        output
+    }
+
+    #[test]
+    fn int8_linear_stays_within_its_error_bound_on_many_shapes() {
+        for (case, &(rows, inputs, outputs)) in [
+            (1, 1, 1),
+            (3, 5, 7),
+            (16, 64, 10),
+            (7, 129, 33),
+            (32, 256, 64),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let seed = case as u64 * 10;
+            let input = Tensor2d::random(rows, inputs, -1.0..=1.0, seed);
+            let mut weights = Tensor2d::random(inputs, outputs, -0.5..=0.5, seed + 1);
+            // Outputs of very different ranges: where per-output scales pay off.
+            for output in 0..outputs {
+                let factor = 1.0 + 20.0 * (output % 3) as f32;
+                for inner in 0..inputs {
+                    let value = weights.get(inner, output) * factor;
+                    weights.set(inner, output, value);
+                }
+            }
+            let bias = Tensor2d::random(1, outputs, -0.1..=0.1, seed + 2);
+            let reference = fp32_linear(&input, &weights, &bias);
+            for granularity in [Granularity::PerTensor, Granularity::PerOutput] {
+                let quantized = QuantizedWeights::quantize(&weights, granularity).unwrap();
+                let result = linear_int8(&input, &quantized, &bias).unwrap();
+                let bound = error_bound(&input, &quantized, &weights);
+                for index in 0..result.len() {
+                    let error = (result.as_slice()[index] - reference.as_slice()[index]).abs();
+                    assert!(
+                        error <= bound.as_slice()[index],
+                        "{rows}×{inputs}×{outputs} {granularity:?}, element {index}: error {error} > bound {}",
+                        bound.as_slice()[index]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn per_output_scales_are_more_accurate_when_outputs_differ_in_range() {
+        let mut weights = Tensor2d::random(64, 8, -0.01..=0.01, 4);
+        for inner in 0..64 {
+            let value = weights.get(inner, 0) * 1000.0;
+            weights.set(inner, 0, value);
+        }
+        let error = |granularity| {
+            let quantized = QuantizedWeights::quantize(&weights, granularity).unwrap();
+            let restored = quantized.dequantize();
+            (0..64)
+                .flat_map(|inner| (1..8).map(move |output| (inner, output)))
+                .map(|(inner, output)| {
+                    (restored.get(inner, output) - weights.get(inner, output)).abs()
+                })
+                .fold(0.0f32, f32::max)
+        };
+        assert!(error(Granularity::PerOutput) * 100.0 < error(Granularity::PerTensor));
+    }
+
+    #[test]
+    fn quantisation_is_symmetric_and_exact_for_zero() {
+        let weights = Tensor2d::from_vec(2, 2, vec![0.0, -1.0, 0.5, 1.0]).unwrap();
+        let quantized = QuantizedWeights::quantize(&weights, Granularity::PerTensor).unwrap();
+        assert_eq!(quantized.scale(0), 1.0 / 127.0);
+        // Stored output by output: output 0 = (0.0, 0.5), output 1 = (−1.0, 1.0).
+        assert_eq!(quantized.values(), &[0, 64, -127, 127]);
+        let zeros = Tensor2d::zeros(3, 2);
+        let quantized = QuantizedWeights::quantize(&zeros, Granularity::PerOutput).unwrap();
+        assert!(quantized.values().iter().all(|&value| value == 0));
+        assert_eq!(quantized.dequantize(), zeros);
+    }
+
+    #[test]
+    fn bad_input_gets_errors_a_person_can_read() {
+        let mut weights = Tensor2d::random(4, 3, -1.0..=1.0, 1);
+        weights.set(2, 1, f32::NAN);
+        let error = QuantizedWeights::quantize(&weights, Granularity::PerTensor).unwrap_err();
+        assert!(matches!(
+            error,
+            QuantizationError::NonFinite {
+                what: "weights",
+                row: 2,
+                column: 1,
+                ..
+            }
+        ));
+        assert!(error.to_string().contains("row 2, column 1"));
+        assert_eq!(
+            QuantizedWeights::from_parts(2, 2, vec![0; 4], vec![0.5, 0.0], Granularity::PerOutput),
+            Err(QuantizationError::BadScale {
+                index: 1,
+                value: 0.0
+            })
+        );
+        assert!(matches!(
+            QuantizedWeights::from_parts(2, 2, vec![0; 4], vec![0.5, 0.5], Granularity::PerTensor),
+            Err(QuantizationError::WrongScaleCount {
+                found: 2,
+                expected: 1,
+                ..
+            })
+        ));
+        assert!(matches!(
+            QuantizedWeights::from_parts(2, 2, vec![0; 3], vec![0.5], Granularity::PerTensor),
+            Err(QuantizationError::WrongValueCount {
+                found: 3,
+                expected: 4,
+                ..
+            })
+        ));
+        let good =
+            QuantizedWeights::quantize(&Tensor2d::zeros(4, 3), Granularity::PerTensor).unwrap();
+        assert!(matches!(
+            linear_int8(&Tensor2d::zeros(2, 5), &good, &Tensor2d::zeros(1, 3)),
+            Err(QuantizationError::ShapeMismatch {
+                input_columns: 5,
+                weight_rows: 4
+            })
+        ));
+        assert!(matches!(
+            linear_int8(&Tensor2d::zeros(2, 4), &good, &Tensor2d::zeros(3, 1)),
+            Err(QuantizationError::BadBias { .. })
+        ));
+        let mut input = Tensor2d::zeros(2, 4);
+        input.set(1, 3, f32::INFINITY);
+        assert!(matches!(
+            linear_int8(&input, &good, &Tensor2d::zeros(1, 3)),
+            Err(QuantizationError::NonFinite {
+                what: "input",
+                row: 1,
+                column: 3,
+                ..
+            })
+        ));
+    }
+}
