@@ -57,6 +57,17 @@ pub fn uniform<T: bytemuck::Pod>(context: &GpuContext, label: &str, value: &T) -
         })
 }
 
+/// A uniform buffer holding raw bytes (several uniform blocks at aligned offsets).
+pub fn uniform_bytes(context: &GpuContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    context
+        .device()
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytes,
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+}
+
 /// Copies the first `count` elements of `buffer` back to the host, waiting for every
 /// submission before it.
 pub fn read_back<T: bytemuck::Pod>(
