@@ -9,6 +9,8 @@ pub mod fixed_chunks;
 pub mod gpu_arrays;
 /// The data-parallel workload as a WGSL kernel, one invocation per item.
 pub mod gpu_map;
+/// Sorting on the GPU: a bitonic network, one compare-and-exchange pass per dispatch.
+pub mod gpu_sort;
 /// Arrays of structs against structs of arrays for a particle query.
 pub mod layouts;
 /// A Monte Carlo estimate of π that gives the same count on any number of threads and on the GPU.
@@ -17,6 +19,8 @@ pub mod monte_carlo;
 pub mod random_streams;
 /// Summing floats: in order, in lanes the compiler vectorises, and with AVX2/AVX-512 intrinsics.
 pub mod simd;
+/// Sorting keys on the CPU: `sort_unstable`, an LSD radix sort (u32 and f32), rayon's parallel sort.
+pub mod sorting;
 /// rayon's `par_iter` and how work stealing spreads an uneven workload.
 pub mod work_stealing;
 /// Two workloads of equal total work, one balanced and one a rising ramp (data parallelism).
