@@ -306,6 +306,15 @@ pub const EXERCISES: &[Exercise] = &[
         page: "module-1/exercises/in-place-relu.md",
         checker: checkers::relu_in_place::check,
     },
+    Exercise {
+        name: "parallel-histogram",
+        title: "A parallel histogram without a lock",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-2/exercises/parallel-histogram.md",
+        checker: checkers::parallel_histogram::check,
+    },
 ];
 
 /// The exercise called `name`.

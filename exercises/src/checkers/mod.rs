@@ -14,6 +14,7 @@ pub mod linear_tiled;
 pub mod matmul;
 pub mod max_pool;
 pub mod operator_enum;
+pub mod parallel_histogram;
 pub mod relu_in_place;
 pub mod reusable_buffers;
 pub mod softmax_tree;
