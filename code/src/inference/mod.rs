@@ -4,6 +4,7 @@
 //! network as a graph that every runner of the crate can execute.
 
 pub mod digits;
+pub mod gpu_int8;
 pub mod quantization;
 pub mod training;
 
