@@ -25,6 +25,7 @@
 //! [`linear_into`], [`relu`](fn@relu) and [`softmax`](fn@softmax) are the ones to use as
 //! references; the others exist to be compared.
 
+pub mod add;
 pub mod fused;
 pub mod layer_stack;
 pub mod linear;
@@ -38,6 +39,7 @@ pub mod softmax;
 #[cfg(test)]
 mod properties;
 
+pub use add::{add, add_into};
 pub use fused::{
     linear_relu_fused, linear_relu_into, linear_relu_softmax_fused, linear_relu_softmax_into,
 };

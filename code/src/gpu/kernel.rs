@@ -13,6 +13,8 @@ pub enum Kernel {
     LinearRelu,
     Relu,
     ReluInPlace,
+    /// `left + right`, element by element.
+    Add,
     Softmax,
     Sum,
     Max,
@@ -25,11 +27,12 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 10] = [
+    pub const ALL: [Kernel; 11] = [
         Kernel::Linear,
         Kernel::LinearRelu,
         Kernel::Relu,
         Kernel::ReluInPlace,
+        Kernel::Add,
         Kernel::Softmax,
         Kernel::Sum,
         Kernel::Max,
@@ -44,6 +47,7 @@ impl Kernel {
             Kernel::Linear | Kernel::LinearRelu => include_str!("../../../shaders/linear.wgsl"),
             Kernel::Relu => include_str!("../../../shaders/relu.wgsl"),
             Kernel::ReluInPlace => include_str!("../../../shaders/relu_in_place.wgsl"),
+            Kernel::Add => include_str!("../../../shaders/add.wgsl"),
             Kernel::Softmax => include_str!("../../../shaders/softmax.wgsl"),
             Kernel::Sum | Kernel::Max => include_str!("../../../shaders/reduce.wgsl"),
             Kernel::SubgroupSum | Kernel::SubgroupMax => {
@@ -76,6 +80,7 @@ impl Kernel {
             Kernel::LinearRelu => "linear_relu",
             Kernel::Relu => "relu",
             Kernel::ReluInPlace => "relu_in_place",
+            Kernel::Add => "add",
             Kernel::Softmax => "softmax",
             Kernel::Sum => "sum",
             Kernel::Max => "max",

@@ -221,6 +221,22 @@ pub fn bind_relu(
     Ok(BoundDispatch::new(context, pipeline, &buffers, grid))
 }
 
+/// Binds `output = left + right`, element by element.
+pub fn bind_add(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    left: &GpuTensor,
+    right: &GpuTensor,
+    output: &GpuTensor,
+) -> Result<BoundDispatch, GpuError> {
+    let shape = crate::cpu::add::add_output_shape(left.shape(), right.shape())?;
+    check_output_shape("add", shape, output.shape())?;
+    let grid = element_grid(context, left.len(), "add")?;
+    let count = uniform_buffer(context, &element_count(left.len()));
+    let buffers = [left.buffer(), right.buffer(), output.buffer(), &count];
+    Ok(BoundDispatch::new(context, pipeline, &buffers, grid))
+}
+
 /// Binds `tensor = max(tensor, 0)`, overwriting the input.
 pub fn bind_relu_in_place(
     context: &GpuContext,

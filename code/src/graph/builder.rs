@@ -54,6 +54,11 @@ impl GraphBuilder {
         self.graph.push(Operator::Relu, vec![input])
     }
 
+    /// `left + right`, element by element: where two branches meet.
+    pub fn add(&mut self, left: TensorId, right: TensorId) -> TensorId {
+        self.graph.push(Operator::Add, vec![left, right])
+    }
+
     pub fn softmax(&mut self, input: TensorId) -> TensorId {
         self.graph.push(Operator::Softmax, vec![input])
     }

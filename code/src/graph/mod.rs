@@ -8,7 +8,8 @@
 //!
 //! Read the files in this order: this one (the data types), `builder` (writing a graph
 //! the way the network reads), `validate` (what makes a graph well formed), `random_mlp`
-//! (the standard workload the benchmarks run), `dot` (drawing a graph with Graphviz),
+//! (the standard workload the benchmarks run), `random_branches` (a wide workload whose
+//! branches may run at the same time), `dot` (drawing a graph with Graphviz),
 //! `buffer_plan` (which buffer each tensor lives in: the runners follow it, and the
 //! compiler's buffer reuse writes one).
 //!
@@ -17,11 +18,13 @@
 pub mod buffer_plan;
 pub mod builder;
 pub mod dot;
+pub mod random_branches;
 pub mod random_mlp;
 pub mod validate;
 
 pub use buffer_plan::BufferPlan;
 pub use builder::{ChainBuilder, GraphBuilder};
+pub use random_branches::{BranchShape, random_branches};
 pub use random_mlp::{Workload, random_mlp};
 pub use validate::{GraphError, ValidGraph};
 
@@ -50,6 +53,9 @@ pub enum Operator {
     ReluInPlace,
     /// Row-wise softmax of `inputs[0]`.
     Softmax,
+    /// `inputs[0] + inputs[1]`, element by element, two tensors of one shape: where two
+    /// branches of a network meet again (a residual connection, a multi-branch block).
+    Add,
     /// `Linear` and then `Relu` in one operator (made by the fusion pass).
     LinearRelu,
     /// `Linear`, `Relu` and `Softmax` in one operator (made by the fusion pass).
@@ -69,6 +75,7 @@ impl Operator {
             Operator::Relu => "relu",
             Operator::ReluInPlace => "relu_in_place",
             Operator::Softmax => "softmax",
+            Operator::Add => "add",
             Operator::LinearRelu => "linear_relu",
             Operator::LinearReluSoftmax => "linear_relu_softmax",
             Operator::Output => "output",
@@ -80,6 +87,7 @@ impl Operator {
         match self {
             Operator::Input { .. } | Operator::Constant(_) => 0,
             Operator::Linear | Operator::LinearRelu | Operator::LinearReluSoftmax => 3,
+            Operator::Add => 2,
             Operator::Relu | Operator::ReluInPlace | Operator::Softmax | Operator::Output => 1,
         }
     }

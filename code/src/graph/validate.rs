@@ -13,6 +13,7 @@
 
 use thiserror::Error;
 
+use crate::cpu::add::add_output_shape;
 use crate::graph::{Graph, Operator, TensorId};
 use crate::tensor::{ShapeError, linear_output_shape};
 
@@ -247,6 +248,15 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
             Operator::Constant(tensor) => tensor.shape(),
             Operator::Relu | Operator::ReluInPlace | Operator::Softmax | Operator::Output => {
                 input_shape(0)
+            }
+            Operator::Add => {
+                add_output_shape(input_shape(0), input_shape(1)).map_err(|source| {
+                    GraphError::Shape {
+                        node: id.0,
+                        operator: node.operator.name(),
+                        source: Box::new(source),
+                    }
+                })?
             }
             Operator::Linear | Operator::LinearRelu | Operator::LinearReluSoftmax => {
                 for (position, role) in [(1, "weights"), (2, "bias")] {

@@ -6,7 +6,9 @@
 
 use crate::cpu::relu_in_place;
 use crate::gpu::linear_strategy::LinearSelection;
-use crate::gpu::record::{record_reduction, record_relu, record_relu_in_place, record_softmax};
+use crate::gpu::record::{
+    bind_add, record_reduction, record_relu, record_relu_in_place, record_softmax,
+};
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, Reduction, ReductionStrategy,
     ShaderCompilation,
@@ -117,6 +119,22 @@ impl<'context> ImmediateGpu<'context> {
         let output = self.output(input.rows(), input.columns())?;
         let mut encoder = self.encoder();
         record_relu(context, &mut encoder, &pipeline, &input_on_gpu, &output)?;
+        self.submit_and_download(encoder, &output)
+    }
+
+    /// `left + right`, element by element, into a new tensor.
+    pub fn add(&self, left: &Tensor2d, right: &Tensor2d) -> Result<Tensor2d, GpuError> {
+        crate::cpu::add::add_output_shape(left.shape(), right.shape())?;
+        if left.is_empty() {
+            return Ok(left.clone());
+        }
+        let context = self.context;
+        let pipeline = self.pipelines.pipeline(context, Kernel::Add)?;
+        let left_on_gpu = GpuTensor::upload(context, left, Readback::Never)?;
+        let right_on_gpu = GpuTensor::upload(context, right, Readback::Never)?;
+        let output = self.output(left.rows(), left.columns())?;
+        let mut encoder = self.encoder();
+        bind_add(context, &pipeline, &left_on_gpu, &right_on_gpu, &output)?.record(&mut encoder);
         self.submit_and_download(encoder, &output)
     }
 

@@ -106,6 +106,7 @@ impl CpuGraphRunner {
                 Ok(())
             }
             Operator::Relu => cpu::relu_into(tensor(0), &mut output),
+            Operator::Add => cpu::add_into(tensor(0), tensor(1), &mut output),
             Operator::Softmax => {
                 output.as_mut_slice().copy_from_slice(tensor(0).as_slice());
                 cpu::softmax_in_place(&mut output)
@@ -132,6 +133,7 @@ pub fn run_operator_by_operator(
             Operator::LinearReluSoftmax => cpu::softmax(&cpu::relu(&linear()?))?,
             Operator::Relu | Operator::ReluInPlace => cpu::relu(arguments[0]),
             Operator::Softmax => cpu::softmax(arguments[0])?,
+            Operator::Add => cpu::add(arguments[0], arguments[1])?,
             Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
                 unreachable!("the walk handles inputs, constants and the output itself")
             }

@@ -108,6 +108,8 @@ fn chain_stages(graph: &ValidGraph) -> Option<Vec<Stage>> {
             Operator::LinearReluSoftmax => &[RowOperation::Relu, RowOperation::Softmax],
             Operator::Relu | Operator::ReluInPlace => &[RowOperation::Relu],
             Operator::Softmax => &[RowOperation::Softmax],
+            // Two branches meeting: the graph is not a chain.
+            Operator::Add => return None,
             Operator::Input { .. } | Operator::Constant(_) | Operator::Output => return None,
         };
         if matches!(

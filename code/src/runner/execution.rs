@@ -312,6 +312,7 @@ fn run_immediate(
             }
             Operator::Relu | Operator::ReluInPlace => gpu.relu(first)?,
             Operator::Softmax => gpu.softmax(first)?,
+            Operator::Add => gpu.add(first, rest[0])?,
             Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
                 unreachable!("the walk handles inputs, constants and the output itself")
             }

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::compiler::linear_strategy::LinearSelection;
 use crate::gpu::record::{
-    BoundDispatch, bind_relu, bind_relu_in_place, bind_softmax, record_in_one_pass,
+    BoundDispatch, bind_add, bind_relu, bind_relu_in_place, bind_softmax, record_in_one_pass,
 };
 use crate::gpu::{
     GpuContext, GpuError, GpuTensor, Kernel, PipelineCache, Readback, ReductionStrategy,
@@ -350,6 +350,13 @@ impl<'context> GpuGraphRunner<'context> {
                     context,
                     &pipeline(Kernel::Relu)?,
                     argument(0),
+                    output,
+                )?),
+                Operator::Add => dispatches.push(bind_add(
+                    context,
+                    &pipeline(Kernel::Add)?,
+                    argument(0),
+                    argument(1),
                     output,
                 )?),
                 Operator::Softmax => dispatches.push(bind_softmax(

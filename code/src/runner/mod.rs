@@ -48,6 +48,14 @@ pub enum RunError {
     NoGpuContext { mode: ExecutionMode },
     #[error(transparent)]
     FusedKernel(FusedMlpError),
+    #[error(
+        "node {node} ({operator}): the {mode} execution mode has no kernel for this operator; run the graph in another mode"
+    )]
+    OperatorNotSupported {
+        node: usize,
+        operator: &'static str,
+        mode: &'static str,
+    },
     #[error("the graph cannot run as one fused kernel:\n{reason}")]
     FusionNotPossible { reason: String },
 }

@@ -142,6 +142,22 @@ impl<'context> OpCodeRunner<'context> {
         graph: &ValidGraph,
         passes: ComputePasses,
     ) -> Result<OpCodeRunner<'context>, RunError> {
+        // Lowering skips a node it has no op codes for; refuse such a graph instead of
+        // running it without the node.
+        if let Some((node, operator)) = graph
+            .graph()
+            .nodes
+            .iter()
+            .enumerate()
+            .find(|(_, node)| node.operator == Operator::Add)
+            .map(|(index, node)| (index, node.operator.name()))
+        {
+            return Err(RunError::OperatorNotSupported {
+                node,
+                operator,
+                mode: "OpCode",
+            });
+        }
         let tensors = allocate_tensors(context, graph)?;
         let lowered = lower_graph(graph);
         // Keyed by the text: two nodes with the same program and shapes share a kernel.

@@ -23,7 +23,8 @@ pub struct LoweredNode {
 
 // ANCHOR: operator_op_codes
 /// The op codes of an operator, or `None` for the nodes that compute nothing (input,
-/// constants, output). Slots 0, 1 and 2 are the node's inputs 0, 1 and 2.
+/// constants, output) and for `Add`, which has no op code yet (the op-code runner
+/// refuses a graph that holds one). Slots 0, 1 and 2 are the node's inputs 0, 1 and 2.
 pub fn operator_op_codes(operator: &Operator) -> Option<Vec<OpCode>> {
     let linear = [
         OpCode::MatrixMultiply {
@@ -41,7 +42,9 @@ pub fn operator_op_codes(operator: &Operator) -> Option<Vec<OpCode>> {
         // in place computes the same values into that buffer.
         Operator::Relu | Operator::ReluInPlace => vec![load, OpCode::Relu],
         Operator::Softmax => vec![load, OpCode::RowSoftmax],
-        Operator::Input { .. } | Operator::Constant(_) | Operator::Output => return None,
+        Operator::Add | Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
+            return None;
+        }
     })
 }
 // ANCHOR_END: operator_op_codes
