@@ -6,6 +6,7 @@
 //! the memory of the returned NumPy array without a second copy.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -27,6 +28,16 @@ struct Layer {
     bias: Tensor2d,
     relu: bool,
 }
+
+/// A layer as Python passes it: `(weights, bias, relu)`, arrays of any float dtype.
+type LayerArguments<'py> = (
+    PyArrayLike2<'py, f32, AllowTypeChange>,
+    PyArrayLike1<'py, f32, AllowTypeChange>,
+    bool,
+);
+
+/// A layer as Python reads it back: `(weights, bias, relu)` as float32 arrays.
+type LayerArrays<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f32>>, bool);
 
 // ANCHOR: network
 /// A network of linear layers, each optionally followed by a ReLU, then (optionally) a
@@ -79,11 +90,7 @@ impl Network {
     #[new]
     #[pyo3(signature = (layers, rows, softmax = true))]
     fn from_layers(
-        layers: Vec<(
-            PyArrayLike2<'_, f32, AllowTypeChange>,
-            PyArrayLike1<'_, f32, AllowTypeChange>,
-            bool,
-        )>,
+        layers: Vec<LayerArguments<'_>>,
         rows: usize,
         softmax: bool,
     ) -> PyResult<Network> {
@@ -177,10 +184,7 @@ impl Network {
     /// The layers as `(weights, bias, relu)` tuples of NumPy arrays: enough to run the same
     /// network in NumPy.
     #[getter]
-    fn layers<'py>(
-        &self,
-        python: Python<'py>,
-    ) -> Vec<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f32>>, bool)> {
+    fn layers<'py>(&self, python: Python<'py>) -> Vec<LayerArrays<'py>> {
         self.layers
             .iter()
             .map(|layer| {
@@ -240,15 +244,17 @@ impl Network {
             .prepared
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !prepared.contains_key(&mode) {
-            let context = if mode.uses_gpu() {
-                Some(GpuContext::shared()?)
-            } else {
-                None
-            };
-            prepared.insert(mode, mode.prepare(&self.graph, context)?);
-        }
-        let execution = prepared.get_mut(&mode).expect("inserted above");
+        let execution = match prepared.entry(mode) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => {
+                let context = if mode.uses_gpu() {
+                    Some(GpuContext::shared()?)
+                } else {
+                    None
+                };
+                entry.insert(mode.prepare(&self.graph, context)?)
+            }
+        };
         execution.run(input, iterations)
     }
 }
