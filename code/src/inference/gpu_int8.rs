@@ -57,11 +57,7 @@ struct Dimensions {
 /// the lowest byte (the order `dot4I8Packed` reads); a row's last word is padded with zeros.
 pub fn pack_rows(values: &[i8], columns: usize) -> Vec<u32> {
     let words = columns.div_ceil(4);
-    let rows = if columns == 0 {
-        0
-    } else {
-        values.len() / columns
-    };
+    let rows = values.len().checked_div(columns).unwrap_or(0);
     let mut packed = Vec::with_capacity(rows * words);
     for row in values.chunks(columns.max(1)).take(rows) {
         for chunk in row.chunks(4) {
