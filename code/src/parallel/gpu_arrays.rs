@@ -135,6 +135,29 @@ pub fn bind(
         })
 }
 
+/// A bind group for group 0 of `pipeline` with each buffer at the binding number given,
+/// for a shader whose entry points use different subsets of its bindings.
+pub fn bind_at(
+    context: &GpuContext,
+    pipeline: &wgpu::ComputePipeline,
+    buffers: &[(u32, &wgpu::Buffer)],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .map(|&(binding, buffer)| wgpu::BindGroupEntry {
+            binding,
+            resource: buffer.as_entire_binding(),
+        })
+        .collect();
+    context
+        .device()
+        .create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
