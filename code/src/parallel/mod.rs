@@ -3,10 +3,14 @@
 
 /// Clamping with a branch, a select and `min`: which forms vectorise.
 pub mod branchless;
+/// Sparse matrices in CSR form: validation, conversion, and sparse × dense products (also x · W).
+pub mod csr;
 /// The same work in equal fixed chunks on scoped threads, and a shared queue of blocks.
 pub mod fixed_chunks;
 /// Flat `u32`/`f32` arrays on the GPU: upload, poison, read back (for the irregular kernels).
 pub mod gpu_arrays;
+/// The CSR × dense product on the GPU, and the dense product it is measured against.
+pub mod gpu_csr;
 /// The data-parallel workload as a WGSL kernel, one invocation per item.
 pub mod gpu_map;
 /// Sorting on the GPU: a bitonic network, one compare-and-exchange pass per dispatch.
@@ -15,6 +19,8 @@ pub mod gpu_sort;
 pub mod layouts;
 /// A Monte Carlo estimate of π that gives the same count on any number of threads and on the GPU.
 pub mod monte_carlo;
+/// Gather through sequential and random indices, on one thread and with rayon.
+pub mod random_access;
 /// Counter-based random streams: the same numbers whoever draws them, in Rust and in WGSL.
 pub mod random_streams;
 /// Summing floats: in order, in lanes the compiler vectorises, and with AVX2/AVX-512 intrinsics.
