@@ -92,13 +92,13 @@ impl GpuSorter {
         let padded_length = keys.len().next_power_of_two();
         let limits = context.limits();
         let bytes = padded_length as u64 * 4;
-        if padded_length > 1 << 31 || bytes > u64::from(limits.max_storage_buffer_binding_size) {
+        if padded_length > 1 << 31 || bytes > limits.max_storage_buffer_binding_size {
             return Err(GpuError::TensorTooLarge {
                 rows: 1,
                 columns: padded_length,
                 bytes,
                 limit_name: "max_storage_buffer_binding_size",
-                limit: u64::from(limits.max_storage_buffer_binding_size),
+                limit: limits.max_storage_buffer_binding_size,
             });
         }
         let mut padded = keys.to_vec();
