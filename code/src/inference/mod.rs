@@ -5,6 +5,7 @@
 
 pub mod digits;
 pub mod gpu_int8;
+pub mod pruning;
 pub mod quantization;
 pub mod training;
 

@@ -201,8 +201,25 @@ pub fn train(
     split: &Split,
 ) -> Result<(TrainedNetwork, TrainingReport), TrainingError> {
     check_config(config, split)?;
-    let mut network =
-        TrainedNetwork::initialise(PIXELS, &config.hidden_sizes, CLASSES, config.seed);
+    let network = TrainedNetwork::initialise(PIXELS, &config.hidden_sizes, CLASSES, config.seed);
+    continue_training(network, None, config, split)
+}
+// ANCHOR_END: train
+
+/// Which weights of each layer may be non-zero: `true` keeps a weight, `false` holds it at
+/// zero. Pruning trains the kept weights further with the others masked out.
+pub type WeightMasks = Vec<Vec<bool>>;
+
+/// Trains `network` further (its hidden sizes must match `config.hidden_sizes`), keeping
+/// every weight that `masks` marks `false` at zero after every step.
+pub fn continue_training(
+    mut network: TrainedNetwork,
+    masks: Option<&WeightMasks>,
+    config: &TrainingConfig,
+    split: &Split,
+) -> Result<(TrainedNetwork, TrainingReport), TrainingError> {
+    check_config(config, split)?;
+    apply_masks(&mut network, masks);
     let mut velocities: Vec<Layer> = network
         .layers
         .iter()
@@ -248,6 +265,7 @@ pub fn train(
                 );
                 momentum_step(&mut layer.bias, &mut velocity.bias, &gradient.bias, config);
             }
+            apply_masks(&mut network, masks);
         }
         report.epochs.push(EpochRecord {
             epoch,
@@ -258,7 +276,20 @@ pub fn train(
     }
     Ok((network, report))
 }
-// ANCHOR_END: train
+
+/// Sets every weight that `masks` marks `false` to zero.
+fn apply_masks(network: &mut TrainedNetwork, masks: Option<&WeightMasks>) {
+    let Some(masks) = masks else {
+        return;
+    };
+    for (layer, mask) in network.layers.iter_mut().zip(masks) {
+        for (weight, &keep) in layer.weights.as_mut_slice().iter_mut().zip(mask) {
+            if !keep {
+                *weight = 0.0;
+            }
+        }
+    }
+}
 
 // ANCHOR: backpropagation
 /// The mean cross-entropy of `batch` and its gradient with respect to every weight and bias.
