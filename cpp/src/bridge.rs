@@ -1,8 +1,24 @@
 //! The bridge between Rust and C++: one declaration of both sides, from which cxx
 //! generates the glue code in each language and checks that the two agree.
 
+// ANCHOR: run_standard_workload
 use galaxy::graph::random_mlp;
 use galaxy::runner::ExecutionMode;
+
+/// Runs the standard workload on the CPU graph runner and returns its output, row-major.
+/// An error becomes a C++ exception (`rust::Error`) whose message is this error's.
+fn run_standard_workload(size: usize, depth: usize, seed: u64) -> Result<Vec<f32>, String> {
+    let workload = random_mlp(size, depth, seed).map_err(|error| error.to_string())?;
+    let mut execution = ExecutionMode::CpuGraph
+        .prepare(&workload.graph, None)
+        .map_err(|error| error.to_string())?;
+    let mut outputs = execution
+        .run(&workload.input, 1)
+        .map_err(|error| error.to_string())?;
+    let output = outputs.pop().ok_or("the run returned no output")?;
+    Ok(output.into_vec())
+}
+// ANCHOR_END: run_standard_workload
 
 // ANCHOR: bridge
 #[cxx::bridge(namespace = "galaxy")]
@@ -37,19 +53,3 @@ pub mod ffi {
     }
 }
 // ANCHOR_END: bridge
-
-// ANCHOR: run_standard_workload
-/// Runs the standard workload on the CPU graph runner and returns its output, row-major.
-/// An error becomes a C++ exception (`rust::Error`) whose message is this error's.
-fn run_standard_workload(size: usize, depth: usize, seed: u64) -> Result<Vec<f32>, String> {
-    let workload = random_mlp(size, depth, seed).map_err(|error| error.to_string())?;
-    let mut execution = ExecutionMode::CpuGraph
-        .prepare(&workload.graph, None)
-        .map_err(|error| error.to_string())?;
-    let mut outputs = execution
-        .run(&workload.input, 1)
-        .map_err(|error| error.to_string())?;
-    let output = outputs.pop().ok_or("the run returned no output")?;
-    Ok(output.into_vec())
-}
-// ANCHOR_END: run_standard_workload
