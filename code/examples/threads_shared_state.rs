@@ -140,8 +140,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "parallel-shared-counter",
         &options.machine,
         "Counting with one shared counter: a mutex, an atomic, or partial counts",
-        "threads, log",
-        "updates per second (millions), log",
+        "threads",
+        "updates per second (millions)",
         &command,
     );
     println!("Shared counter ({ITEMS} updates)");
@@ -169,8 +169,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "parallel-histogram",
         &options.machine,
         "A 256-bin histogram on threads: one lock, atomic bins, or partial histograms",
-        "threads, log",
-        "values per second (millions), log",
+        "threads",
+        "values per second (millions)",
         &command,
     );
     println!("\nHistogram ({ITEMS} values, {HISTOGRAM_BINS} bins)");
@@ -197,8 +197,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "parallel-false-sharing",
         &options.machine,
         "Each thread increments its own counter: side by side in one cache line, or padded apart",
-        "threads, log",
-        "increments per second, all threads (millions), log",
+        "threads",
+        "increments per second, all threads (millions)",
         &command,
     );
     println!("\nPer-thread counters ({INCREMENTS_PER_THREAD} increments per thread)");
@@ -228,8 +228,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "parallel-channels",
         &options.machine,
         "A producer → worker → consumer pipeline: items per second by batch size",
-        "items per message, log",
-        "items per second (millions), log",
+        "items per message",
+        "items per second (millions)",
         &command,
     );
     println!("\nPipeline of three threads ({PIPELINE_ITEMS} items)");
@@ -268,16 +268,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  all at once:       {:>7.1} ms",
         all_at_once.as_secs_f64() * 1e3
     );
+    // The two take turns, so that a busy moment of the machine hits both alike.
     let rounds = 50_000_000u64;
-    let plain = millions_per_second(rounds as f64, || {
+    let (mut plain, mut in_async) = (Vec::new(), Vec::new());
+    for _ in 0..=REPEATS {
+        let start = Instant::now();
         std::hint::black_box(mix_repeatedly(1, std::hint::black_box(rounds)));
-    });
-    let in_async = millions_per_second(rounds as f64, || {
+        plain.push(rounds as f64 / start.elapsed().as_secs_f64() / 1e6);
+        let start = Instant::now();
         std::hint::black_box(block_on(mix_repeatedly_async(
             1,
             std::hint::black_box(rounds),
         )));
-    });
+        in_async.push(rounds as f64 / start.elapsed().as_secs_f64() / 1e6);
+    }
+    // The first turn warms up.
+    let plain = Repeats::new(plain.split_off(1)).expect("REPEATS is above zero");
+    let in_async = Repeats::new(in_async.split_off(1)).expect("REPEATS is above zero");
     println!(
         "Arithmetic ({rounds} mixing steps): plain {:.0}, in an async fn {:.0} million steps per second",
         plain.median(),
