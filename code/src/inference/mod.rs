@@ -7,6 +7,7 @@ pub mod digits;
 pub mod gpu_int8;
 pub mod pruning;
 pub mod quantization;
+pub mod quantized_network;
 pub mod training;
 
 pub use digits::{Dataset, DatasetError, Digits, Split};
