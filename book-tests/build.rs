@@ -21,7 +21,16 @@ fn main() {
     let templates_path = package.join("templates.skt.md");
 
     // Chapters, and everything they can include, decide whether this must run again.
-    for watched in ["src", "code/src", "code/examples", "shaders", "exercises", "gui/src"] {
+    for watched in [
+        "src",
+        "code/src",
+        "code/examples",
+        "shaders",
+        "exercises",
+        "gui/src",
+        "python/src",
+        "cpp",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     println!("cargo:rerun-if-changed={}", templates_path.display());
