@@ -81,6 +81,11 @@ impl<'a> FiniteSamples<'a> {
             value: samples[index],
         })
     }
+
+    /// The checked samples.
+    pub fn as_slice(&self) -> &'a [f32] {
+        self.0
+    }
 }
 // ANCHOR_END: finite_samples
 
@@ -95,7 +100,7 @@ pub fn weighted_sum_validated_first(samples: &[f32], weights: &[f32]) -> Result<
 
 /// The hot loop: no error path, so the 16 sums become vector registers.
 fn weighted_sum(samples: FiniteSamples<'_>, weights: &[f32]) -> f32 {
-    let samples = samples.0;
+    let samples = samples.as_slice();
     let mut sums = [0.0f32; LANES];
     let sample_chunks = samples.chunks_exact(LANES);
     let weight_chunks = weights.chunks_exact(LANES);
