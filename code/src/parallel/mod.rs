@@ -15,10 +15,18 @@ pub mod gpu_csr;
 pub mod gpu_map;
 /// Sorting on the GPU: a bitonic network, one compare-and-exchange pass per dispatch.
 pub mod gpu_sort;
+/// Independent branches of a computational graph run at the same time (dependency counts on rayon).
+pub mod graph_runner;
+/// The same graph as a `Vec` of nodes with `u32` indices: the layout of the crate's IR.
+pub mod index_graph;
+/// A binary search tree in one `Vec`, children as indices.
+pub mod index_tree;
 /// Arrays of structs against structs of arrays for a particle query.
 pub mod layouts;
 /// A Monte Carlo estimate of π that gives the same count on any number of threads and on the GPU.
 pub mod monte_carlo;
+/// A graph as `Rc<RefCell<…>>` nodes that point at their inputs (compared with `index_graph`).
+pub mod pointer_graph;
 /// Gather through sequential and random indices, on one thread and with rayon.
 pub mod random_access;
 /// Counter-based random streams: the same numbers whoever draws them, in Rust and in WGSL.
