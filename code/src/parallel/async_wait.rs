@@ -150,11 +150,12 @@ pub async fn join_all<T>(tasks: Vec<Task<'_, T>>) -> Vec<T> {
     let mut outputs: Vec<Option<T>> = tasks.iter().map(|_| None).collect();
     std::future::poll_fn(move |context| {
         for (task, output) in tasks.iter_mut().zip(outputs.iter_mut()) {
-            if let Some(future) = task {
-                if let Poll::Ready(value) = future.as_mut().poll(context) {
-                    *output = Some(value);
-                    *task = None; // a finished future must not be polled again
-                }
+            let Some(future) = task else {
+                continue; // finished already: a finished future must not be polled again
+            };
+            if let Poll::Ready(value) = future.as_mut().poll(context) {
+                *output = Some(value);
+                *task = None;
             }
         }
         if tasks.iter().all(Option::is_none) {

@@ -29,10 +29,10 @@ pub enum ChannelKind {
 impl ChannelKind {
     pub fn name(self) -> String {
         match self {
-            ChannelKind::StandardUnbounded => "std mpsc, unbounded".to_string(),
-            ChannelKind::StandardBounded { capacity } => format!("std mpsc, bounded {capacity}"),
-            ChannelKind::CrossbeamUnbounded => "crossbeam, unbounded".to_string(),
-            ChannelKind::CrossbeamBounded { capacity } => format!("crossbeam, bounded {capacity}"),
+            ChannelKind::StandardUnbounded => "std mpsc unbounded".to_string(),
+            ChannelKind::StandardBounded { capacity } => format!("std mpsc bounded {capacity}"),
+            ChannelKind::CrossbeamUnbounded => "crossbeam unbounded".to_string(),
+            ChannelKind::CrossbeamBounded { capacity } => format!("crossbeam bounded {capacity}"),
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam::utils::CachePadded;
 
-use super::threads::ThreadsError;
+use crate::parallel::threads::ThreadsError;
 
 /// Where the per-thread counters live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

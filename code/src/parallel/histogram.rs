@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::threads::chunk_ranges;
+use crate::parallel::threads::chunk_ranges;
 
 /// Why a histogram cannot be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

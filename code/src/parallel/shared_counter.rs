@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::threads::{ThreadsError, chunk_ranges};
+use crate::parallel::threads::{ThreadsError, chunk_ranges};
 
 /// How the threads combine their counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

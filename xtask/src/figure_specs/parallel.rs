@@ -66,10 +66,10 @@ pub(super) fn specs() -> Vec<FigureSpec> {
             .panel(
                 None,
                 vec![
-                    emphasised("crossbeam, bounded 64"),
-                    emphasised("std mpsc, unbounded"),
-                    context("crossbeam, unbounded"),
-                    context("std mpsc, bounded 64"),
+                    emphasised("crossbeam bounded 64"),
+                    emphasised("std mpsc unbounded"),
+                    context("crossbeam unbounded"),
+                    context("std mpsc bounded 64"),
                 ],
             ),
         ];
