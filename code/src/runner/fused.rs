@@ -13,6 +13,7 @@ use crate::compiler::fused_mlp::{
 use crate::gpu::fused_mlp::{FusedMlpError, FusedMlpKernel};
 use crate::gpu::record::{BoundDispatch, record_in_one_pass};
 use crate::gpu::register_blocked_linear::KernelLimits;
+use crate::gpu::upload::UploadBuffer;
 use crate::gpu::{GpuContext, GpuTensor, Readback};
 use crate::graph::{Operator, TensorId, ValidGraph};
 use crate::runner::RunError;
@@ -44,6 +45,9 @@ pub struct FusedMlpRunner<'context> {
     context: &'context GpuContext,
     plan: FusedMlpPlan,
     input: GpuTensor,
+    /// A staging buffer kept mapped between runs: the input's upload, the kernel and the
+    /// copy of the result are one submission (see `gpu::upload`).
+    upload: UploadBuffer,
     output: GpuTensor,
     dispatch: BoundDispatch,
     /// Kept alive for the dispatch, which holds its pipeline and buffers.
@@ -105,10 +109,12 @@ impl<'context> FusedMlpRunner<'context> {
             Readback::Needed,
         )?;
         let dispatch = kernel.bind(context, &input, &output)?;
+        let upload = UploadBuffer::for_tensor(context, &input);
         Ok(FusedMlpRunner {
             context,
             plan,
             input,
+            upload,
             output,
             dispatch,
             _kernel: kernel,
@@ -126,8 +132,9 @@ impl<'context> FusedMlpRunner<'context> {
     }
 
     // ANCHOR: fused_run
-    /// Runs the graph once: write the input, one dispatch and the copy of the result in
-    /// one submission, one readback.
+    /// Runs the graph once: the copy of the input out of the mapped upload buffer, one
+    /// dispatch and the copy of the result in one submission, then one wait for the readback
+    /// (which also completes the upload buffer's request to be mapped again).
     pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
         if input.shape() != self.input.shape() {
             return Err(RunError::InputShape {
@@ -135,11 +142,13 @@ impl<'context> FusedMlpRunner<'context> {
                 given: input.shape(),
             });
         }
-        self.input.write(self.context, input)?;
+        self.upload.write(self.context, input)?;
         let mut encoder = self.context.create_encoder("fused mlp");
+        self.upload.record_copy(&mut encoder, &self.input)?;
         record_in_one_pass(&mut encoder, std::slice::from_ref(&self.dispatch));
         self.output.record_copy_to_staging(&mut encoder)?;
         self.context.submit(encoder);
+        self.upload.request_map();
         Ok(self.output.read_staging(self.context)?)
     }
     // ANCHOR_END: fused_run
