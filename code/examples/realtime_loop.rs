@@ -11,7 +11,8 @@
 //!
 //! `--out` writes one row per frame (times in ms from the start of the loop); `--figure`
 //! writes `<figure-id>.csv` into DIRECTORY: the latency histogram of each step, in the
-//! figure format of `figures/data/`. The summary goes to standard output, with the
+//! figure format of `figures/data/`, and `<figure-id>-drift.csv`: the latency of every
+//! tenth frame against its number. The summary goes to standard output, with the
 //! machine and the GPU adapter named.
 
 use std::fmt::Write as _;
@@ -161,7 +162,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "step,released,finished,late,skipped,misses,latency_p50_ms,latency_p99_ms,\
-         latency_max_ms,work_p50_ms,work_p99_ms,start_jitter_ms,achieved_hz"
+         latency_max_ms,work_p50_ms,work_p99_ms,start_lag_p50_ms,start_lag_p99_ms,\
+         start_jitter_ms,achieved_hz"
     );
 
     let mut frames_csv = format!(
@@ -186,6 +188,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         command: format!("{command} ({})", today()),
         series: Vec::new(),
     };
+    // The same frames against their number: drift shows as a line that climbs.
+    let mut drift = Figure {
+        id: format!("{}-drift", arguments.figure_id),
+        title: format!(
+            "Latency against frame number, {} Hz, {mode:?} {}×{}",
+            arguments.rate_hz, arguments.size, arguments.depth
+        ),
+        x: Axis {
+            label: "frame number".to_string(),
+            logarithmic: false,
+        },
+        y: Axis {
+            label: "latency (ms)".to_string(),
+            logarithmic: true,
+        },
+        ..figure.clone()
+    };
     for step in &arguments.step {
         let run = match step {
             Step::Prototype => run_prototype(&workload, &settings)?,
@@ -198,12 +217,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             write_frame(&mut frames_csv, step.name(), record);
         }
         add_histogram(&mut figure, step.name(), &run.records, &settings)?;
+        // Every tenth finished frame: enough points for the eye, a small file.
+        for record in run.records.iter().step_by(10) {
+            drift.push(
+                step.name(),
+                Point {
+                    x: record.index as f64,
+                    y: (milliseconds(record.latency()) * 1e3).round() / 1e3,
+                },
+            );
+        }
     }
     if let Some(path) = &arguments.out {
         std::fs::write(path, frames_csv)?;
     }
     if let Some(directory) = &arguments.figure {
         figure.write_csv(directory)?;
+        drift.write_csv(directory)?;
     }
     Ok(())
 }
@@ -219,8 +249,14 @@ fn report(name: &str, run: &StepRun, period: Duration) -> Result<(), Box<dyn std
     } else {
         0.0
     };
+    // How long after its release each frame began: what the waiting strategy decides.
+    let lags: Vec<Duration> = run
+        .records
+        .iter()
+        .map(|record| record.start.saturating_sub(record.release))
+        .collect();
     println!(
-        "{name},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{achieved:.1}",
+        "{name},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{achieved:.1}",
         summary.released,
         summary.finished,
         summary.late,
@@ -231,6 +267,8 @@ fn report(name: &str, run: &StepRun, period: Duration) -> Result<(), Box<dyn std
         milliseconds(summary.latency_max),
         milliseconds(summary.work_p50),
         milliseconds(summary.work_p99),
+        milliseconds(percentile(&lags, 50.0)?),
+        milliseconds(percentile(&lags, 99.0)?),
         milliseconds(summary.start_jitter),
     );
     if !run.component_times.is_empty() {
@@ -283,7 +321,8 @@ fn add_histogram(
         figure.push(
             name,
             Point {
-                x: milliseconds(histogram.bin_start(index) + bin_width / 2),
+                // Rounded to 0.1 µs, far below a bin width, so that the file reads easily.
+                x: (milliseconds(histogram.bin_start(index) + bin_width / 2) * 1e4).round() / 1e4,
                 y: 100.0 * *count as f64 / records.len() as f64,
             },
         );

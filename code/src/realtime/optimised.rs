@@ -20,7 +20,7 @@
 //! The outputs are the ones of the single-threaded loop, frame by frame: the same
 //! components compute them, only on other threads at other times.
 
-use crossbeam::channel::{self, Receiver, Sender, TrySendError};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use crate::graph::ValidGraph;
@@ -67,9 +67,9 @@ pub fn run_optimised(
 ) -> Result<StepRun, PipelineError> {
     let (stream, graph) = workload.build()?;
     // One waiting input: with the one being computed, two frames in flight.
-    let (to_worker, jobs) = channel::bounded::<Job>(1);
-    let (results, from_worker) = channel::unbounded::<Result<Finished, PipelineError>>();
-    let (ready, model_ready) = channel::bounded::<Result<(), PipelineError>>(1);
+    let (to_worker, jobs) = mpsc::sync_channel::<Job>(1);
+    let (results, from_worker) = mpsc::channel::<Result<Finished, PipelineError>>();
+    let (ready, model_ready) = mpsc::sync_channel::<Result<(), PipelineError>>(1);
     let fixed_rate = FixedRateLoop {
         rate: settings.rate,
         frames: settings.frames,
@@ -134,7 +134,7 @@ fn worker(
     graph: &ValidGraph,
     mode: ExecutionMode,
     keep_outputs: bool,
-    ready: Sender<Result<(), PipelineError>>,
+    ready: SyncSender<Result<(), PipelineError>>,
     jobs: Receiver<Job>,
     results: Sender<Result<Finished, PipelineError>>,
 ) {
