@@ -315,6 +315,15 @@ pub const EXERCISES: &[Exercise] = &[
         page: "module-2/exercises/parallel-histogram.md",
         checker: checkers::parallel_histogram::check,
     },
+    Exercise {
+        name: "gpu-sort-step",
+        title: "A step of a GPU sort",
+        level: 4,
+        has_wgsl: true,
+        has_rust: false,
+        page: "module-2/exercises/gpu-sort-step.md",
+        checker: checkers::sort_step::check,
+    },
 ];
 
 /// The exercise called `name`.

@@ -18,4 +18,5 @@ pub mod parallel_histogram;
 pub mod relu_in_place;
 pub mod reusable_buffers;
 pub mod softmax_tree;
+pub mod sort_step;
 pub mod vector_add;
