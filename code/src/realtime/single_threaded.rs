@@ -23,6 +23,8 @@ pub fn run_single_threaded(
     let (stream, graph) = workload.build()?;
     let mut model = Model::prepare(&graph, workload.mode)?;
     let mut run = StepRun::default();
+    // Room for every frame's record before the loop: no allocation inside it.
+    run.records.reserve(settings.frames as usize);
     let fixed_rate = FixedRateLoop {
         rate: settings.rate,
         frames: settings.frames,
