@@ -8,7 +8,8 @@
 //!     [--machine epyc] [--quick] [--no-gpu] [--only scheduling|simd|layouts|branchless|gpu]…
 //! ```
 //!
-//! It writes `parallel-data-<figure>-<machine>.csv` for five figures into `--out`, each
+//! It writes `parallel-data-<figure>-<machine>.csv` for six figures into `--out` (the
+//! scheduling part writes two: the speed-ups, and the busiest thread's share of the work), each
 //! point the median of `--repeats` interleaved repeats with the fastest and slowest, and
 //! prints how many items each rayon worker processed. The CPU model (and the GPU adapter)
 //! go into every file's header. Every result is checked against the sequential loop
@@ -24,14 +25,16 @@ use galaxy::figure::{Axis, Figure, Point};
 use galaxy::gpu::GpuContext;
 use galaxy::memory::timing::{TimingPlan, median_nanoseconds_per_item};
 use galaxy::parallel::branchless::ClampForm;
-use galaxy::parallel::fixed_chunks::{process_in_fixed_chunks, process_with_shared_counter};
+use galaxy::parallel::fixed_chunks::{
+    process_in_fixed_chunks, process_with_shared_counter, steps_per_fixed_chunk,
+};
 use galaxy::parallel::gpu_map::GpuItemProcessor;
 use galaxy::parallel::layouts::{
     count_within_array_of_structs, count_within_struct_of_arrays, random_particles,
     to_struct_of_arrays,
 };
 use galaxy::parallel::simd::SumKernel;
-use galaxy::parallel::work_stealing::{items_per_worker, process_with_rayon_in, rayon_pool};
+use galaxy::parallel::work_stealing::{process_with_rayon_in, rayon_pool, work_per_worker};
 use galaxy::parallel::workloads::{Balance, Workload, process_sequential};
 use galaxy::tensor::Tensor2d;
 
@@ -211,7 +214,9 @@ fn scheduling(options: &Options, plan: TimingPlan, hardware: &str) -> Figure {
                     process_in_fixed_chunks(&workload, output, threads).expect("lengths match")
                 });
                 run("shared queue", &mut |output| {
-                    process_with_shared_counter(&workload, output, threads).expect("lengths match")
+                    process_with_shared_counter(&workload, output, threads)
+                        .map(|_| ())
+                        .expect("lengths match")
                 });
             }
         }
@@ -228,17 +233,70 @@ fn scheduling(options: &Options, plan: TimingPlan, hardware: &str) -> Figure {
     )
 }
 
-/// How many items each rayon worker processed, printed for the text.
-fn print_items_per_worker(options: &Options) {
+/// The busiest thread's share of the steps, in percent, for each split and thread count:
+/// 100 / threads is a perfect split. Rayon and the shared queue decide while they run, so
+/// their shares are measured; the fixed chunks' shares are decided before the run.
+fn work_shares(options: &Options, hardware: &str) -> Figure {
+    let items = if options.quick { 1 << 16 } else { 1 << 20 };
+    let counts = thread_counts(core_count());
+    let pools: Vec<(usize, rayon::ThreadPool)> = counts
+        .iter()
+        .map(|&threads| (threads, rayon_pool(threads).expect("threads start")))
+        .collect();
+    let mut measurements = Measurements::default();
+    let busiest = |steps: &[u64]| {
+        let total: u64 = steps.iter().sum();
+        100.0 * *steps.iter().max().unwrap_or(&0) as f64 / total.max(1) as f64
+    };
+    for repeat in 1..=options.repeats {
+        eprintln!("work shares, repeat {repeat} of {}", options.repeats);
+        for balance in [Balance::Balanced, Balance::Unbalanced] {
+            let workload = Workload::new(balance, items, 32, 1);
+            let mut output = vec![f32::NAN; items];
+            for (threads, pool) in &pools {
+                let x = *threads as f64;
+                let name = |split: &str| format!("{split}, {}", balance.name());
+                let rayon: Vec<u64> = work_per_worker(pool, &workload)
+                    .expect("lengths match")
+                    .iter()
+                    .map(|share| share.steps)
+                    .collect();
+                measurements.add(&name("rayon"), x, busiest(&rayon));
+                let queue = process_with_shared_counter(&workload, &mut output, *threads)
+                    .expect("lengths match");
+                measurements.add(&name("shared queue"), x, busiest(&queue));
+                let fixed = steps_per_fixed_chunk(&workload, *threads);
+                measurements.add(&name("fixed chunks"), x, busiest(&fixed));
+                measurements.add(&name("even split"), x, 100.0 / x);
+            }
+        }
+    }
+    measurements.into_figure(
+        format!("parallel-data-work-share-{}", options.machine),
+        &format!("The busiest thread's share of the work, {items} items, balanced or as a ramp"),
+        "threads",
+        "busiest thread's share of the steps (%)",
+        hardware,
+    )
+}
+
+/// How many items and steps each rayon worker processed, printed for the text.
+fn print_work_per_worker(options: &Options) {
     let items = if options.quick { 1 << 16 } else { 1 << 20 };
     let threads = core_count().max(2);
     let pool = rayon_pool(threads).expect("threads start");
-    println!("Items processed by each of {threads} rayon workers ({items} items, 3 runs):");
+    println!(
+        "Items and steps processed by each of {threads} rayon workers ({items} items, 3 runs):"
+    );
     for balance in [Balance::Balanced, Balance::Unbalanced] {
         let workload = Workload::new(balance, items, 32, 1);
         for _ in 0..3 {
-            let counts = items_per_worker(&pool, &workload).expect("lengths match");
-            println!("  {:<10} {counts:?}", balance.name());
+            let shares = work_per_worker(&pool, &workload).expect("lengths match");
+            let described: Vec<String> = shares
+                .iter()
+                .map(|share| format!("{} items, {} steps", share.items, share.steps))
+                .collect();
+            println!("  {:<10} {}", balance.name(), described.join(" | "));
         }
     }
 }
@@ -324,28 +382,42 @@ fn layouts(options: &Options, plan: TimingPlan, hardware: &str) -> Figure {
 /// The clamp forms by the share of values above the limit, shuffled and sorted.
 fn branchless(options: &Options, plan: TimingPlan, hardware: &str) -> Figure {
     let length = 1 << 16;
+    // Sixteen different arrays, used in turn: a predictor can learn a short pattern that
+    // repeats call after call, but not a million values' worth.
+    let arrays = 16;
     let mut measurements = Measurements::default();
     for repeat in 1..=options.repeats {
         eprintln!("branchless, repeat {repeat} of {}", options.repeats);
         for tenth in 0..=10 {
             let share = f64::from(tenth) / 10.0;
             let limit = (1.0 - share) as f32;
-            let random = Tensor2d::random(1, length, 0.0..=1.0, 7).into_vec();
-            let mut sorted = random.clone();
-            sorted.sort_by(f32::total_cmp);
-            let mut values = random.clone();
+            let random: Vec<Vec<f32>> = (0..arrays)
+                .map(|seed| Tensor2d::random(1, length, 0.0..=1.0, seed).into_vec())
+                .collect();
+            let sorted: Vec<Vec<f32>> = random
+                .iter()
+                .map(|values| {
+                    let mut values = values.clone();
+                    values.sort_by(f32::total_cmp);
+                    values
+                })
+                .collect();
+            let mut values = vec![0.0f32; length];
+            let mut next = 0;
             let copy_time = median_nanoseconds_per_item(plan, length, || {
-                values.copy_from_slice(std::hint::black_box(&random));
+                next = (next + 1) % arrays as usize;
+                values.copy_from_slice(std::hint::black_box(&random[next]));
                 std::hint::black_box(&mut values);
             });
             measurements.add("copy alone", share, copy_time);
             for form in ClampForm::ALL {
-                for (order, source) in [("random", &random), ("sorted", &sorted)] {
+                for (order, sources) in [("random", &random), ("sorted", &sorted)] {
                     if form == ClampForm::Min && order == "sorted" {
                         continue;
                     }
                     let time = median_nanoseconds_per_item(plan, length, || {
-                        values.copy_from_slice(source);
+                        next = (next + 1) % arrays as usize;
+                        values.copy_from_slice(&sources[next]);
                         form.run(std::hint::black_box(&mut values), limit);
                     });
                     let label = match form {
@@ -360,7 +432,9 @@ fn branchless(options: &Options, plan: TimingPlan, hardware: &str) -> Figure {
     }
     measurements.into_figure(
         format!("parallel-data-branchless-{}", options.machine),
-        &format!("Clamping {length} values in place, after restoring them with a copy"),
+        &format!(
+            "Clamping {length} values in place, after restoring them with a copy from one of {arrays} arrays"
+        ),
         "share of values above the limit",
         "time per value (ns)",
         hardware,
@@ -444,9 +518,11 @@ fn main() {
     let plan = if options.quick {
         TimingPlan::QUICK
     } else {
+        // Many short samples: on a busy machine most of them run uninterrupted, and the
+        // median ignores the rest.
         TimingPlan {
-            samples: 7,
-            minimum_sample_time: Duration::from_millis(5),
+            samples: 15,
+            minimum_sample_time: Duration::from_millis(2),
         }
     };
     let cpu = hardware_description(None);
@@ -465,7 +541,8 @@ fn main() {
     println!("{cpu}");
     let mut figures = Vec::new();
     if options.wants("scheduling") {
-        print_items_per_worker(&options);
+        print_work_per_worker(&options);
+        figures.push(work_shares(&options, &cpu));
         figures.push(scheduling(&options, plan, &cpu));
     }
     if options.wants("simd") {

@@ -70,6 +70,20 @@ pub fn process_in_fixed_chunks(
 }
 // ANCHOR_END: process_in_fixed_chunks
 
+/// The steps each thread of [`process_in_fixed_chunks`] runs: the sum over its chunk,
+/// fixed before anything runs. (The threads' share of the work, for the figures.)
+pub fn steps_per_fixed_chunk(workload: &Workload, threads: usize) -> Vec<u64> {
+    let length = chunk_length(workload.len(), threads.max(1));
+    let mut steps: Vec<u64> = workload
+        .steps
+        .chunks(length)
+        .map(|chunk| chunk.iter().map(|&count| u64::from(count)).sum())
+        .collect();
+    // Threads beyond the number of chunks got nothing.
+    steps.resize(threads.max(steps.len()), 0);
+    steps
+}
+
 // ANCHOR: process_in_fixed_chunks_std
 /// The same split on the standard library's scoped threads.
 pub fn process_in_fixed_chunks_std(
@@ -99,12 +113,13 @@ pub fn process_in_fixed_chunks_std(
 
 // ANCHOR: process_with_shared_counter
 /// `threads` scoped threads that each take the next block of [`SHARED_COUNTER_BLOCK`]
-/// items from one shared queue until it is empty.
+/// items from one shared queue until it is empty. Returns how many steps each thread ran,
+/// so that tests and the figures can see how evenly the work was shared.
 pub fn process_with_shared_counter(
     workload: &Workload,
     output: &mut [f32],
     threads: usize,
-) -> Result<(), DataParallelError> {
+) -> Result<Vec<u64>, DataParallelError> {
     check_output(workload, output, "process_with_shared_counter")?;
     check_threads(threads, "process_with_shared_counter")?;
     // The blocks of the output, each a separate `&mut` slice with its first index, in a
@@ -115,21 +130,30 @@ pub fn process_with_shared_counter(
         // The queue was made with room for every block.
         let _ = blocks.push((index * SHARED_COUNTER_BLOCK, block));
     }
-    crossbeam::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|_| {
-                while let Some((start, results)) = blocks.pop() {
-                    let seeds = &workload.seeds[start..start + results.len()];
-                    let steps = &workload.steps[start..start + results.len()];
-                    for ((result, &seed), &steps) in results.iter_mut().zip(seeds).zip(steps) {
-                        *result = process_item(seed, steps);
+    let steps_per_thread = crossbeam::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|_| {
+                    let mut steps_run = 0;
+                    while let Some((start, results)) = blocks.pop() {
+                        let seeds = &workload.seeds[start..start + results.len()];
+                        let steps = &workload.steps[start..start + results.len()];
+                        for ((result, &seed), &steps) in results.iter_mut().zip(seeds).zip(steps) {
+                            *result = process_item(seed, steps);
+                            steps_run += u64::from(steps);
+                        }
                     }
-                }
-            });
-        }
+                    steps_run
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a worker thread panicked"))
+            .collect()
     })
     .expect("a worker thread panicked");
-    Ok(())
+    Ok(steps_per_thread)
 }
 // ANCHOR_END: process_with_shared_counter
 
@@ -154,11 +178,27 @@ mod tests {
                     process_in_fixed_chunks_std(&workload, &mut output, threads).unwrap();
                     assert_eq!(output, expected, "std {balance:?} {items} {threads}");
                     let mut output = vec![f32::NAN; items];
-                    process_with_shared_counter(&workload, &mut output, threads).unwrap();
+                    let steps =
+                        process_with_shared_counter(&workload, &mut output, threads).unwrap();
                     assert_eq!(output, expected, "counter {balance:?} {items} {threads}");
+                    assert_eq!(steps.len(), threads);
+                    assert_eq!(steps.iter().sum::<u64>(), workload.total_steps());
+                    let fixed = steps_per_fixed_chunk(&workload, threads);
+                    assert_eq!(fixed.len(), threads);
+                    assert_eq!(fixed.iter().sum::<u64>(), workload.total_steps());
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_last_of_two_chunks_of_the_ramp_holds_three_quarters_of_the_work() {
+        let workload = Workload::new(Balance::Unbalanced, 100_000, 64, 1);
+        let steps = steps_per_fixed_chunk(&workload, 2);
+        let share = steps[1] as f64 / workload.total_steps() as f64;
+        // Three quarters, give or take the steps lost to rounding that the ramp hands to its
+        // last items.
+        assert!((0.745..0.755).contains(&share), "{share}");
     }
 
     #[test]
@@ -180,7 +220,7 @@ mod tests {
         for result in [
             process_in_fixed_chunks(&workload, &mut output, 0),
             process_in_fixed_chunks_std(&workload, &mut output, 0),
-            process_with_shared_counter(&workload, &mut output, 0),
+            process_with_shared_counter(&workload, &mut output, 0).map(|_| ()),
         ] {
             assert!(matches!(result, Err(DataParallelError::NoThreads { .. })));
         }

@@ -69,17 +69,17 @@ pub fn process_with_rayon_in(
 }
 // ANCHOR_END: rayon_pool
 
-// ANCHOR: items_per_worker
-/// How many items each worker of `pool` processed: the visible trace of stealing. On the
-/// balanced workload the counts come out about equal; on the unbalanced ramp the worker
-/// that ends up with the expensive end processes fewer items, and the others steal more
-/// of the cheap ones.
-pub fn items_per_worker(
+// ANCHOR: work_per_worker
+/// How many items, and how many steps, each worker of `pool` processed: the visible trace
+/// of stealing. On the balanced workload the counts come out about equal; on the ramp the
+/// worker that ends up with the expensive end processes fewer items, the others steal more
+/// of the cheap ones, and the steps still come out about equal.
+pub fn work_per_worker(
     pool: &rayon::ThreadPool,
     workload: &Workload,
-) -> Result<Vec<usize>, DataParallelError> {
+) -> Result<Vec<WorkerShare>, DataParallelError> {
     check_same_length(
-        "items_per_worker",
+        "work_per_worker",
         "the seeds",
         workload.seeds.len(),
         "the step counts",
@@ -97,15 +97,23 @@ pub fn items_per_worker(
                 *worker = rayon::current_thread_index().unwrap_or(usize::MAX);
             });
     });
-    let mut counts = vec![0; pool.current_num_threads()];
-    for worker in worker_of_item {
-        if let Some(count) = counts.get_mut(worker) {
-            *count += 1;
+    let mut shares = vec![WorkerShare::default(); pool.current_num_threads()];
+    for (worker, &steps) in worker_of_item.into_iter().zip(&workload.steps) {
+        if let Some(share) = shares.get_mut(worker) {
+            share.items += 1;
+            share.steps += u64::from(steps);
         }
     }
-    Ok(counts)
+    Ok(shares)
 }
-// ANCHOR_END: items_per_worker
+
+/// What one worker processed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerShare {
+    pub items: usize,
+    pub steps: u64,
+}
+// ANCHOR_END: work_per_worker
 
 #[cfg(test)]
 mod tests {
@@ -136,9 +144,11 @@ mod tests {
     fn every_item_is_counted_once_by_exactly_one_worker() {
         let pool = rayon_pool(3).unwrap();
         let workload = Workload::new(Balance::Unbalanced, 5000, 10, 4);
-        let counts = items_per_worker(&pool, &workload).unwrap();
-        assert_eq!(counts.len(), 3);
-        assert_eq!(counts.iter().sum::<usize>(), 5000);
+        let shares = work_per_worker(&pool, &workload).unwrap();
+        assert_eq!(shares.len(), 3);
+        assert_eq!(shares.iter().map(|share| share.items).sum::<usize>(), 5000);
+        let steps: u64 = shares.iter().map(|share| share.steps).sum();
+        assert_eq!(steps, workload.total_steps());
     }
 
     #[test]

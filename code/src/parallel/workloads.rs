@@ -45,7 +45,7 @@ pub enum DataParallelError {
 }
 
 /// Checks that `found` has as many elements as `expected`.
-pub(crate) fn check_same_length(
+pub fn check_same_length(
     operation: &'static str,
     expected_name: &'static str,
     expected: usize,
@@ -90,6 +90,7 @@ pub struct Workload {
     pub seeds: Vec<u32>,
     pub steps: Vec<u32>,
 }
+// ANCHOR_END: workload
 
 impl Workload {
     /// `items` items whose step counts add up to exactly `items · average_steps`, spread
@@ -120,6 +121,7 @@ impl Workload {
     }
 }
 
+// ANCHOR: ramp
 /// Step counts rising with the index, `2 · average · (i + 1) / (n + 1)` rounded down, then
 /// the steps lost to rounding handed out one each to the last items, so that the total is
 /// exactly `n · average`.
@@ -136,7 +138,7 @@ fn ramp(items: usize, average_steps: u32) -> Vec<u32> {
     }
     steps
 }
-// ANCHOR_END: workload
+// ANCHOR_END: ramp
 
 // ANCHOR: process_item
 /// One item's work: `steps` steps of xorshift32 from `seed`, the top 24 bits of the final
@@ -170,7 +172,7 @@ pub fn process_sequential(
 // ANCHOR_END: process_sequential
 
 /// Checks that the workload's two lists and the output have the same length.
-pub(crate) fn check_output(
+pub fn check_output(
     workload: &Workload,
     output: &[f32],
     operation: &'static str,
