@@ -183,9 +183,9 @@ mod tests {
     #[test]
     fn the_gpu_gives_the_same_bits_as_the_cpu_for_every_length() {
         let processor = GpuItemProcessor::new(context()).unwrap();
-        // Around the workgroup size, and past one row of the dispatch grid on devices
-        // whose limit is 65,535 workgroups (16.8 million items would be slow on lavapipe,
-        // so the large case stays at a few workgroups' worth beyond 256 × 1024).
+        // Around the workgroup size, and over a thousand workgroups. (Spilling into a
+        // second row of the dispatch grid needs more than 16.8 million items, too slow for
+        // lavapipe; `WorkgroupGrid`'s own tests cover that layout.)
         for items in [1, 2, 255, 256, 257, 1000, 4099, 262_145] {
             for balance in [Balance::Balanced, Balance::Unbalanced] {
                 let workload = Workload::new(balance, items, 9, items as u64);
