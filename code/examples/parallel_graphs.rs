@@ -232,7 +232,7 @@ fn width(options: &Options, plan: TimingPlan, hardware: &str) -> Figure {
             "Speed-up of the parallel graph runner over the sequential one: {rows} rows, \
              branches of {depth} linear layers"
         ),
-        "branches",
+        "branches, log",
         "speed-up over the sequential CPU graph runner",
         hardware,
     )

@@ -324,6 +324,15 @@ pub const EXERCISES: &[Exercise] = &[
         page: "module-2/exercises/gpu-sort-step.md",
         checker: checkers::sort_step::check,
     },
+    Exercise {
+        name: "parallel-graph-schedule",
+        title: "A parallel schedule for a graph's branches",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-2/exercises/parallel-graph-schedule.md",
+        checker: checkers::parallel_schedule::check,
+    },
 ];
 
 /// The exercise called `name`.

@@ -15,6 +15,7 @@ pub mod matmul;
 pub mod max_pool;
 pub mod operator_enum;
 pub mod parallel_histogram;
+pub mod parallel_schedule;
 pub mod relu_in_place;
 pub mod reusable_buffers;
 pub mod softmax_tree;
