@@ -57,7 +57,7 @@ fn a_larger_size_chosen_while_running_reaches_the_runner() {
 }
 
 #[test]
-fn a_mode_chosen_while_running_reaches_the_runner_on_the_shared_device() {
+fn a_mode_chosen_while_running_reaches_the_runner_on_the_gpu() {
     let context = Arc::new(GpuContext::new().unwrap_or_else(|error| panic!("{error}")));
     let mut state = AppState::new(context.describe());
     state.apply(Control::SetSize(16));
@@ -80,6 +80,32 @@ fn a_mode_chosen_while_running_reaches_the_runner_on_the_shared_device() {
     );
     assert_eq!(run.output_shape, (16, 16));
     assert!(run.output_is_finite);
+}
+
+#[test]
+fn stopping_reaches_the_runner_and_no_run_follows() {
+    let mut state = AppState::new("none");
+    state.apply(Control::SetSize(4));
+    state.apply(Control::SetDepth(1));
+    let worker = ComputeWorker::spawn(None, || {});
+    apply_and_wait_for_run(&mut state, &worker, Control::ToggleRunning);
+
+    let pause = state
+        .apply(Control::ToggleRunning)
+        .expect("stopping sends a pause");
+    worker.send(pause);
+    // Reports of runs that finished before the pause arrived may still be on their way;
+    // once they are read, the worker must stay silent.
+    // A worker that ignored the pause would keep this loop busy: give it a deadline.
+    let started = std::time::Instant::now();
+    while worker.wait_for_report(Duration::from_millis(300)).is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the worker kept running after the pause"
+        );
+    }
+    assert_eq!(worker.wait_for_report(Duration::from_millis(500)), None);
+    assert!(!state.running);
 }
 
 #[test]
