@@ -120,8 +120,7 @@ impl PointerGraph {
                 }
             }
         }
-        let value = result.borrow().value;
-        value
+        result.borrow().value
     }
     // ANCHOR_END: pointer_evaluate
 }
