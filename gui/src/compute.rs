@@ -2,8 +2,8 @@
 //! while the window's thread keeps drawing.
 //!
 //! Why a thread and not time slices on the UI thread: one run cannot be cut into pieces.
-//! A run of the standard workload at size 1024 on a software rasteriser takes seconds, and
-//! while the UI thread runs it no frame is drawn and no key is read. On its own thread a run
+//! A run of the standard workload at size 512 and depth 64 takes seconds on a software
+//! rasteriser, and while the UI thread runs it no frame is drawn and no key is read. On its own thread a run
 //! takes as long as it takes; the UI thread only reads the results, between frames.
 //!
 //! The two threads talk through two channels (module 2's message passing): commands go to
