@@ -24,10 +24,11 @@ use galaxy::gpu::GpuContext;
 use galaxy::memory::access_patterns::Permutation;
 use galaxy::parallel::csr::{CsrMatrix, dense_product, random_sparse_dense};
 use galaxy::parallel::gpu_csr::GpuSparseProducts;
+use galaxy::parallel::gpu_monte_carlo::GpuRandomStreams;
 use galaxy::parallel::gpu_sort::GpuSorter;
 use galaxy::parallel::monte_carlo::{
-    GpuRandomStreams, count_inside_locked, count_inside_parallel, count_inside_sequential,
-    estimate_pi, expected_error,
+    count_inside_locked, count_inside_parallel, count_inside_sequential, estimate_pi,
+    expected_error,
 };
 use galaxy::parallel::random_access::{gather, gather_parallel, sequential_indices};
 use galaxy::parallel::random_streams::SharedGenerator;

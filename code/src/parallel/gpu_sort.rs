@@ -8,61 +8,19 @@
 //! and a length that must be a power of two: shorter inputs are padded with the largest
 //! key, which sorts to the end and is cut off after reading back.
 //!
-//! Each pass is one dispatch of `shaders/parallel/bitonic_sort.wgsl`; all passes go into
+//! The network itself (which pairs each pass compares) is in `sorting_network`. Each pass
+//! is one dispatch of `shaders/parallel/bitonic_sort.wgsl`; all passes go into
 //! one compute pass of one submission, and wgpu makes each dispatch see the writes of the
 //! one before.
 
 use crate::gpu::{GpuContext, GpuError, WorkgroupGrid, compile_wgsl};
 use crate::parallel::gpu_arrays;
 use crate::parallel::sorting::{f32_to_ordered_u32, ordered_u32_to_f32};
+use crate::parallel::sorting_network::bitonic_steps;
 
 /// The compare-and-exchange kernel.
 pub const BITONIC_SORT_SHADER: &str = include_str!("../../../shaders/parallel/bitonic_sort.wgsl");
 const WORKGROUP_SIZE: u32 = 256;
-
-/// The `Step` uniform of bitonic_sort.wgsl.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct BitonicStep {
-    pub pair_count: u32,
-    pub stage_size: u32,
-    pub step_size: u32,
-}
-
-// ANCHOR: network
-/// Every pass of the bitonic network for `padded_length` keys (a power of two), in order.
-pub fn bitonic_steps(padded_length: u32) -> Vec<BitonicStep> {
-    let mut steps = Vec::new();
-    let mut stage_size = 2;
-    while stage_size <= padded_length {
-        let mut step_size = stage_size / 2;
-        while step_size >= 1 {
-            steps.push(BitonicStep {
-                pair_count: padded_length / 2,
-                stage_size,
-                step_size,
-            });
-            step_size /= 2;
-        }
-        stage_size *= 2;
-    }
-    steps
-}
-
-/// One pass on the CPU, exactly as the shader does it: the reference the GPU pass and the
-/// exercise are checked against.
-pub fn bitonic_pass_on_cpu(keys: &mut [u32], step: BitonicStep) {
-    for pair in 0..step.pair_count {
-        let below = pair & (step.step_size - 1);
-        let low = (((pair - below) << 1) | below) as usize;
-        let high = low + step.step_size as usize;
-        let ascending = (low as u32 & step.stage_size) == 0;
-        if (keys[low] > keys[high]) == ascending && keys[low] != keys[high] {
-            keys.swap(low, high);
-        }
-    }
-}
-// ANCHOR_END: network
 
 /// The bitonic sort compiled once, ready to sort any number of arrays.
 pub struct GpuSorter {
@@ -174,21 +132,6 @@ impl GpuSorter {
 mod tests {
     use super::*;
     use crate::parallel::sorting::random_keys;
-
-    #[test]
-    fn the_network_on_the_cpu_sorts_every_power_of_two() {
-        for exponent in 0..=12 {
-            let length = 1_u32 << exponent;
-            let mut keys = random_keys(length as usize, 50, u64::from(length));
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            for step in bitonic_steps(length) {
-                bitonic_pass_on_cpu(&mut keys, step);
-            }
-            assert_eq!(keys, expected, "length {length}");
-        }
-        assert_eq!(bitonic_steps(8).len(), 6);
-    }
 
     #[test]
     fn the_gpu_sorts_like_sort_unstable_on_every_kind_of_length() {

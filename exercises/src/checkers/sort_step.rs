@@ -9,7 +9,7 @@
 //! the last one (step 1) and those between, on lengths below one workgroup and above it.
 //! Outputs start as poison, so an element left unwritten shows.
 
-use galaxy::parallel::gpu_sort::{BitonicStep, bitonic_pass_on_cpu};
+use galaxy::parallel::sorting_network::{BitonicStep, bitonic_pass_on_cpu};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
