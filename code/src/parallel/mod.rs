@@ -13,6 +13,8 @@ pub mod gpu_arrays;
 pub mod gpu_csr;
 /// The data-parallel workload as a WGSL kernel, one invocation per item.
 pub mod gpu_map;
+/// The Monte Carlo estimate of π on the GPU, with the random streams in WGSL.
+pub mod gpu_monte_carlo;
 /// Sorting on the GPU: a bitonic network, one compare-and-exchange pass per dispatch.
 pub mod gpu_sort;
 /// Independent branches of a computational graph run at the same time (dependency counts on rayon).
@@ -35,6 +37,8 @@ pub mod random_streams;
 pub mod simd;
 /// Sorting keys on the CPU: `sort_unstable`, an LSD radix sort (u32 and f32), rayon's parallel sort.
 pub mod sorting;
+/// The bitonic sorting network: its passes, and one pass on the CPU.
+pub mod sorting_network;
 /// rayon's `par_iter` and how work stealing spreads an uneven workload.
 pub mod work_stealing;
 /// Two workloads of equal total work, one balanced and one a rising ramp (data parallelism).
