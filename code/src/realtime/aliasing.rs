@@ -49,11 +49,14 @@ mod tests {
 
     #[test]
     fn with_aliasing_the_cells_see_their_own_writes() {
-        // `total` is the first value: after the first step it holds 2, and the second step
-        // reads that 2 back through the same cell, as the shared version must allow.
+        // `total` is the last value, so the loop reads it as a value after writing to it:
+        // 100 + 1 = 101, + 10 = 111, then the last value is that same cell, now 111, so the
+        // total is 222. A loop that kept `total` in a register and read the values as they
+        // were at the start would add the old 100 instead and return 211.
         let mut values = [1.0f32, 10.0, 100.0];
         let cells = Cell::from_mut(&mut values[..]).as_slice_of_cells();
-        add_all_through_cells(&cells[0], cells);
-        assert_eq!(cells[0].get(), 1.0 + 1.0 + 10.0 + 100.0);
+        add_all_through_cells(&cells[2], cells);
+        assert_eq!(cells[2].get(), 222.0);
+        assert_eq!(cells[0].get(), 1.0, "only the total's cell changes");
     }
 }
