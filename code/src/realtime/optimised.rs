@@ -78,18 +78,20 @@ pub fn run_optimised(
     };
     std::thread::scope(|scope| {
         let graph = &graph;
+        let warm_up_input = condition(&stream.block(0), workload.decimation);
         scope.spawn(move || {
             worker(
                 graph,
                 workload.mode,
+                warm_up_input,
                 settings.keep_outputs,
                 ready,
                 jobs,
                 results,
             )
         });
-        // The model is prepared on the worker (its buffers and its threads belong
-        // there); the loop starts once it is ready.
+        // The model is prepared and warmed up on the worker, which will run it; the loop
+        // starts once it is ready.
         model_ready.recv().map_err(|_| stopped())??;
         let mut dropped = 0;
         let outcome = fixed_rate.run(|tick| {
@@ -128,17 +130,23 @@ pub fn run_optimised(
 // ANCHOR_END: optimised
 
 // ANCHOR: worker
-/// The worker thread: prepares the model, then runs every frame it receives until the
+/// The worker thread: prepares the model and runs it once, then runs every frame it receives until the
 /// channel closes. Errors go back to the hot thread, which stops the loop.
 fn worker(
     graph: &ValidGraph,
     mode: ExecutionMode,
+    warm_up_input: Tensor2d,
     keep_outputs: bool,
     ready: SyncSender<Result<(), PipelineError>>,
     jobs: Receiver<Job>,
     results: Sender<Result<Finished, PipelineError>>,
 ) {
-    let mut model = match Model::prepare(graph, mode) {
+    // Prepared and warmed up (one run before the clock starts) before the loop may begin.
+    let warmed_up = Model::prepare(graph, mode).and_then(|mut model| {
+        model.infer(&warm_up_input)?;
+        Ok(model)
+    });
+    let mut model = match warmed_up {
         Ok(model) => {
             let _ = ready.send(Ok(()));
             model

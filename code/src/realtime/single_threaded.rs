@@ -22,6 +22,9 @@ pub fn run_single_threaded(
 ) -> Result<StepRun, PipelineError> {
     let (stream, graph) = workload.build()?;
     let mut model = Model::prepare(&graph, workload.mode)?;
+    // Warm up before the clock starts: a runner's first run pays for setting itself up
+    // (worker threads started, fresh memory touched), which is no frame's work.
+    model.infer(&condition(&stream.block(0), workload.decimation))?;
     let mut run = StepRun::default();
     // Room for every frame's record before the loop: no allocation inside it.
     run.records.reserve(settings.frames as usize);
