@@ -338,55 +338,6 @@ mod tests {
     }
 
     #[test]
-    fn a_context_from_an_outside_device_uses_that_device_and_runs_graphs_on_it() {
-        use crate::graph::random_mlp;
-        use crate::runner::ExecutionMode;
-
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::PRIMARY,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
-        let adapter = choose_adapter(adapters, &AdapterSelection::MostCapable)
-            .unwrap_or_else(|error| panic!("{error}"));
-        // wgpu's default limits, not the adapter's: the context must keep what it was given.
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("outside device"),
-            required_limits: wgpu::Limits::default(),
-            ..Default::default()
-        }))
-        .unwrap();
-        let context = GpuContext::from_device(adapter.clone(), device.clone(), queue.clone());
-        assert!(context.device() == &device && context.queue() == &queue);
-        assert_eq!(context.adapter_info().name, adapter.get_info().name);
-        assert_eq!(
-            context.limits().max_storage_buffer_binding_size,
-            wgpu::Limits::default().max_storage_buffer_binding_size
-        );
-        assert!(!context.supports_subgroups(), "no features were requested");
-
-        let workload = random_mlp(24, 3, 5).unwrap();
-        let expected = ExecutionMode::Cpu
-            .prepare(&workload.graph, None)
-            .unwrap()
-            .run(&workload.input, 1)
-            .unwrap();
-        let got = ExecutionMode::GraphCached
-            .prepare(&workload.graph, Some(&context))
-            .unwrap()
-            .run(&workload.input, 1)
-            .unwrap();
-        let (expected, got) = (&expected[0], &got[0]);
-        assert_eq!((got.rows(), got.columns()), (24, 24));
-        for (index, (got, expected)) in got.as_slice().iter().zip(expected.as_slice()).enumerate() {
-            assert!(
-                (got - expected).abs() <= 1e-5 + 1e-4 * expected.abs(),
-                "element {index}: {got} on the outside device, {expected} on the CPU"
-            );
-        }
-    }
-
-    #[test]
     fn no_adapters_is_a_typed_error_that_names_the_package() {
         let error = choose_adapter(Vec::new(), &AdapterSelection::MostCapable).unwrap_err();
         assert_eq!(error, GpuError::NoAdapter);
