@@ -5,10 +5,10 @@
 //! write "no value above `limit`":
 //!
 //! - [`clamp_with_branch`]: `if *value > limit { *value = limit }`. The store happens only
-//!   on one side of the `if`. The compiler may not invent a store the source does not make
-//!   (another thread could legally be reading the untouched values), and without masked
-//!   stores (the default x86-64 target has none) it cannot turn a *conditional* store into
-//!   vector code. It stays a loop with a branch per value, fast when the branch is
+//!   on one side of the `if`. The compiler does not add stores the source does not make
+//!   (its general rule, which keeps it correct for memory other code may be watching), and
+//!   it will not use a masked store here on the default x86-64 target, so it cannot turn a
+//!   *conditional* store into vector code. It stays a loop with a branch per value, fast when the branch is
 //!   predictable (sorted data) and slow when it is not (random data).
 //! - [`clamp_with_select`]: `*value = if *value > limit { limit } else { *value }`. Every
 //!   value is stored, and the `if` only chooses *which* value: a *select*, which the

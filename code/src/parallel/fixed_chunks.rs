@@ -10,8 +10,9 @@
 //! A *scoped* thread may borrow from the function that starts it, because the scope
 //! waits for every thread it started before it returns: the chunks of `output` can be
 //! handed out as `&mut` slices, with no `Arc`, no `Mutex` and no copying.
-//! `crossbeam::scope` introduced the idea; the standard library has had the same thing
-//! as `std::thread::scope` since Rust 1.63, and [`process_in_fixed_chunks_std`] shows it.
+//! Before Rust 1.0 the standard library had a scoped-thread API that was removed as unsound;
+//! `crossbeam::scope` offered a sound one for years after, and the standard library has had
+//! `std::thread::scope` again since Rust 1.63, and [`process_in_fixed_chunks_std`] shows it.
 //!
 //! [`process_with_shared_counter`] is the middle way: still no stealing and no deques,
 //! just one shared queue of small blocks (crossbeam's lock-free `ArrayQueue`, in effect an
