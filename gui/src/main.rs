@@ -87,7 +87,13 @@ impl ApplicationHandler<UserEvent> for App {
                     .renderer
                     .resize(&window.context, size.width, size.height);
             }
-            WindowEvent::KeyboardInput { event, .. } if !response.consumed => {
+            // Synthetic presses are keys already held when the window gained the focus
+            // (X11, Windows): nobody pressed them here, so they start nothing.
+            WindowEvent::KeyboardInput {
+                event,
+                is_synthetic: false,
+                ..
+            } if !response.consumed => {
                 if let Some(control) = control_for_key(&event) {
                     self.apply(control);
                 }
