@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use galaxy::bench::hardware::hardware_description;
+use galaxy::bench::repeats::Repeats;
 use galaxy::cpu::linear_register_blocked;
 use galaxy::figure::{Axis, Figure, Point, Spread};
 use galaxy::gpu::GpuContext;
@@ -48,7 +49,7 @@ fn time_ms(repeats: usize, mut work: impl FnMut()) -> (f64, Spread) {
     work();
     let once = start.elapsed().as_secs_f64().max(1e-7);
     let calls = ((0.02 / once).ceil() as usize).clamp(1, 10_000);
-    let mut samples: Vec<f64> = (0..repeats.max(1))
+    let samples: Vec<f64> = (0..repeats.max(1))
         .map(|_| {
             let start = Instant::now();
             for _ in 0..calls {
@@ -57,15 +58,7 @@ fn time_ms(repeats: usize, mut work: impl FnMut()) -> (f64, Spread) {
             start.elapsed().as_secs_f64() * 1000.0 / calls as f64
         })
         .collect();
-    samples.sort_by(f64::total_cmp);
-    let median = samples[samples.len() / 2];
-    (
-        median,
-        Spread {
-            minimum: samples[0],
-            maximum: samples[samples.len() - 1],
-        },
-    )
+    median_spread(samples)
 }
 
 fn figure(id: String, title: &str, x: (&str, bool), y: (&str, bool), hardware: &str) -> Figure {
@@ -139,16 +132,16 @@ fn bits_part(options: &Options, split: &Split, hardware: &str) -> Figure {
     );
     let networks: Vec<TrainedNetwork> = SEEDS.iter().map(|&seed| trained(split, seed)).collect();
     for bits in 2..=8u32 {
-        let mut rounded: Vec<f64> = networks
+        let rounded: Vec<f64> = networks
             .iter()
             .map(|network| 100.0 * with_weight_bits(network, bits).accuracy(&split.test) as f64)
             .collect();
-        let mut full: Vec<f64> = networks
+        let full: Vec<f64> = networks
             .iter()
             .map(|network| 100.0 * network.accuracy(&split.test) as f64)
             .collect();
-        let (median_rounded, spread_rounded) = median_spread(&mut rounded);
-        let (median_full, spread_full) = median_spread(&mut full);
+        let (median_rounded, spread_rounded) = median_spread(rounded);
+        let (median_full, spread_full) = median_spread(full);
         result.push_with_spread(
             "weights rounded (one scale per output)",
             Point {
@@ -169,7 +162,7 @@ fn bits_part(options: &Options, split: &Split, hardware: &str) -> Figure {
     }
     // The real int8 path (int8 inputs too, i32 sums) at 8 bits.
     for granularity in [Granularity::PerTensor, Granularity::PerOutput] {
-        let mut values: Vec<f64> = networks
+        let values: Vec<f64> = networks
             .iter()
             .map(|network| {
                 100.0
@@ -178,7 +171,7 @@ fn bits_part(options: &Options, split: &Split, hardware: &str) -> Figure {
                         .expect("finite weights") as f64
             })
             .collect();
-        let (median, spread) = median_spread(&mut values);
+        let (median, spread) = median_spread(values);
         let name = match granularity {
             Granularity::PerTensor => "int8 layers, one scale per tensor",
             Granularity::PerOutput => "int8 layers, one scale per output",
@@ -189,13 +182,14 @@ fn bits_part(options: &Options, split: &Split, hardware: &str) -> Figure {
     result
 }
 
-fn median_spread(values: &mut [f64]) -> (f64, Spread) {
-    values.sort_by(f64::total_cmp);
+/// The median of `values` with their fastest and slowest, through the crate's `Repeats`.
+fn median_spread(values: Vec<f64>) -> (f64, Spread) {
+    let repeats = Repeats::new(values).expect("at least one value");
     (
-        values[values.len() / 2],
+        repeats.median(),
         Spread {
-            minimum: values[0],
-            maximum: values[values.len() - 1],
+            minimum: repeats.minimum(),
+            maximum: repeats.maximum(),
         },
     )
 }
@@ -230,8 +224,8 @@ fn pruning_part(options: &Options, split: &Split, hardware: &str) -> Figure {
             assert_eq!(predictions, fine.predict(&split.test.images));
             tuned.push(100.0 * accuracy(&predictions, &split.test.labels) as f64);
         }
-        let (a, spread_a) = median_spread(&mut pruned_only);
-        let (b, spread_b) = median_spread(&mut tuned);
+        let (a, spread_a) = median_spread(pruned_only);
+        let (b, spread_b) = median_spread(tuned);
         result.push_with_spread("pruned", Point { x: percent, y: a }, spread_a);
         result.push_with_spread(
             "pruned, then fine-tuned",
