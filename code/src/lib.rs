@@ -33,6 +33,8 @@
 //!   error, integers and bit tricks, compression, Z-order and packing.
 //! - [`inference`]: module 3, part 2: a real dataset (the UCI 8 × 8 digits), a training loop
 //!   with backpropagation, and the trained network as a graph every runner executes.
+//! - [`use_cases`]: module 4: a path tracer and a point-cloud renderer as compute shaders,
+//!   each checked against a CPU reference, profiled and made faster step by step.
 //! - [`realtime`]: module 5: a fixed-rate loop that runs a compiled graph within a frame
 //!   budget, and the frame-time statistics (percentiles, deadline misses) that judge it.
 
@@ -52,5 +54,6 @@ pub mod realtime;
 pub mod runner;
 pub mod rust_basics;
 pub mod tensor;
+pub mod use_cases;
 
 pub use tensor::{Comparison, Mismatch, ShapeError, Tensor2d, Tolerance};

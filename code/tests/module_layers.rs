@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// The modules of `src/lib.rs`, in the order the book teaches them (`figure` first: it
 /// uses nothing else and everything may use it). The runner comes after the compiler
 /// because the execution modes run the compiler's passes.
-const LAYERS: [&str; 15] = [
+const LAYERS: [&str; 16] = [
     "figure",
     "rust_basics",
     "tensor",
@@ -27,6 +27,7 @@ const LAYERS: [&str; 15] = [
     "parallel",
     "numbers",
     "inference",
+    "use_cases",
     "realtime",
 ];
 

@@ -19,13 +19,20 @@
 mod cpu_anchors;
 mod fused_mlp;
 mod hot_loop;
+mod inference_batch;
+mod inference_quantised;
+mod inference_sparse;
 mod numbers;
 mod parallel;
 mod parallel_data;
 mod parallel_graphs;
 mod parallel_irregular;
+mod path_tracer;
+mod point_cloud;
+mod profiling;
 mod realtime;
 mod rust_basics;
+mod tensor_cores;
 
 /// The most lines one panel of a figure may draw.
 pub const MAX_SERIES_PER_PANEL: usize = 6;
@@ -384,6 +391,13 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     specs.extend(numbers::specs());
     specs.extend(cpu_anchors::specs());
     specs.extend(fused_mlp::specs());
+    specs.extend(inference_quantised::specs());
+    specs.extend(inference_sparse::specs());
+    specs.extend(tensor_cores::specs());
+    specs.extend(inference_batch::specs());
+    specs.extend(path_tracer::specs());
+    specs.extend(point_cloud::specs());
+    specs.extend(profiling::specs());
     specs
 }
 // ANCHOR_END: figure_specs

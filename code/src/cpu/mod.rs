@@ -22,11 +22,15 @@
 //!   the matrix product; [`layer_stack`] runs a chain of such layers one block of rows at
 //!   a time, the threads sharing the rows as a measurement chose.
 //!
+//! - [`int8_matmul`]: int8 activations times int8 weights with exact `i32` sums, the
+//!   kernel of every int8 linear layer (module 3).
+//!
 //! [`linear_into`], [`relu`](fn@relu) and [`softmax`](fn@softmax) are the ones to use as
 //! references; the others exist to be compared.
 
 pub mod add;
 pub mod fused;
+pub mod int8_matmul;
 pub mod layer_stack;
 pub mod linear;
 pub mod linear_parallel;

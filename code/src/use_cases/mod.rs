@@ -1,0 +1,3 @@
+//! Module 4: optimisation use cases worked through on the crate's own code. Each one is
+//! first made correct against a simple CPU reference, then profiled, then made faster one
+//! measured step at a time.
