@@ -18,6 +18,8 @@
 //!   `bench_report.rs`).
 //! - `cargo xtask exercise NAME [--start | --file PATH]`, `cargo xtask exercise --list`:
 //!   start, check and list the exercises (see `exercise.rs`).
+//! - `cargo xtask profile WORKLOAD [--tool perf-record|perf-stat|callgrind|timestamps]
+//!   [--out DIR]`: run a workload under a profiler and write its report (see `profile.rs`).
 //!
 //! The builds install the pinned mdBook tools on first use (see `tools.rs`).
 
@@ -46,6 +48,7 @@ mod level_cut;
 mod link_check;
 mod pdf;
 mod pdf_check;
+mod profile;
 mod selection;
 mod site_pages;
 mod summary;
@@ -150,6 +153,9 @@ enum Task {
         #[arg(long)]
         starter: bool,
     },
+    /// Run a workload under a profiler and write its report (`profile cpu-graph --tool
+    /// perf-record`).
+    Profile(profile::ProfileArguments),
 }
 
 fn main() -> ExitCode {
@@ -196,6 +202,7 @@ fn main() -> ExitCode {
             skip_gpu,
         }),
         Task::BenchReport { arguments } => bench_report::run(&arguments),
+        Task::Profile(arguments) => profile::run(&arguments),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
