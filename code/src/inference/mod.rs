@@ -3,7 +3,9 @@
 //! (linear, ReLU, softmax with cross-entropy, backpropagation on the CPU), and the trained
 //! network as a graph that every runner of the crate can execute.
 
+pub mod cooperative_matrix;
 pub mod digits;
+pub mod gpu_f16;
 pub mod gpu_int8;
 pub mod model_swap;
 pub mod pruning;
