@@ -39,6 +39,9 @@ pub struct ProfileArguments {
     /// Samples per second of `perf-record`, per thread.
     #[arg(long, default_value_t = 999)]
     pub frequency: u32,
+    /// Profile the binary already in `target/release` instead of building it first.
+    #[arg(long)]
+    pub skip_build: bool,
     /// Arguments for the program, after `--`, instead of the workload's own.
     #[arg(last = true)]
     pub arguments: Vec<String>,
@@ -97,6 +100,8 @@ pub enum ProfileError {
          `cargo xtask profile gpu-breakdown --tool timestamps`"
     )]
     TimestampsNeedGpuWorkload,
+    #[error("{} has not been built: build it with `{build}`", binary.display())]
+    NotBuilt { binary: PathBuf, build: String },
     #[error("could not start {program}: {source}")]
     Start {
         program: String,
@@ -140,7 +145,7 @@ fn profile(arguments: &ProfileArguments) -> Result<(), ProfileError> {
         path: out.clone(),
         source,
     })?;
-    let binary = build(&arguments.workload, &root)?;
+    let binary = build(&arguments.workload, &root, arguments.skip_build)?;
     let program_arguments = if arguments.arguments.is_empty() {
         arguments.workload.default_arguments(&out)
     } else {
@@ -232,6 +237,7 @@ impl Workload {
                 let mut arguments: Vec<String> = owned(&[
                     "--parts",
                     "breakdown",
+                    "--skip-uncached",
                     "--breakdown-sizes",
                     "64,256",
                     "--breakdown-runs",
@@ -376,9 +382,29 @@ fn unsupported_events(report: &str) -> Vec<String> {
 }
 
 /// Builds the program in release (line tables included: see the root Cargo.toml) and
-/// returns the path of its binary.
-fn build(workload: &Workload, root: &Path) -> Result<PathBuf, ProfileError> {
+/// returns the path of its binary (with `skip_build`, only the path, which must exist).
+fn build(workload: &Workload, root: &Path, skip_build: bool) -> Result<PathBuf, ProfileError> {
     let (kind, name) = workload.target();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let directory = target.join("release");
+    let binary = if kind == "--example" {
+        directory.join("examples").join(name)
+    } else {
+        directory.join(name)
+    };
+    let build_command = format!("cargo build --release -p galaxy {kind} {name}");
+    if skip_build {
+        return if binary.is_file() {
+            Ok(binary)
+        } else {
+            Err(ProfileError::NotBuilt {
+                binary,
+                build: build_command,
+            })
+        };
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let status = Command::new(&cargo)
         .current_dir(root)
@@ -390,20 +416,12 @@ fn build(workload: &Workload, root: &Path) -> Result<PathBuf, ProfileError> {
         })?;
     if !status.success() {
         return Err(ProfileError::Failed {
-            what: format!("cargo build --release -p galaxy {kind} {name}"),
+            what: build_command,
             status: status.to_string(),
             details: String::new(),
         });
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let directory = target.join("release");
-    Ok(if kind == "--example" {
-        directory.join("examples").join(name)
-    } else {
-        directory.join(name)
-    })
+    Ok(binary)
 }
 
 /// `perf record` with call stacks, then the report, the folded stacks and the flame graph.
@@ -477,7 +495,7 @@ fn draw_flame_graph(folded: &str, title: &str) -> Result<String, ProfileError> {
     let mut options = inferno::flamegraph::Options::default();
     options.title = title.to_string();
     options.count_name = "samples".to_string();
-    options.image_width = Some(1200);
+    options.image_width = Some(750);
     options.font_size = 13;
     options.deterministic = true;
     options.hash = true;
