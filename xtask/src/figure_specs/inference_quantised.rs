@@ -1,9 +1,76 @@
-//! The figures of inference quantised (see the parent module for what a spec holds). Kept in its own
-//! file so that each part of the book adds its figures without touching the others'.
+//! The figures of the Quantisation page (see the parent module for what a spec holds). Kept
+//! in its own file so that each part of the book adds its figures without touching the
+//! others'.
 
 use super::*;
 
 /// The figures this part of the book draws.
 pub(super) fn specs() -> Vec<FigureSpec> {
-    Vec::new()
+    let mut specs = Vec::new();
+    for machine in ["epyc", "h100"] {
+        let mut speed = FigureSpec::new(
+            &format!("inference-int8-speed-{machine}"),
+            &format!("inference-int8-speed-{machine}"),
+        )
+        .subtitle("Higher is faster. CPU: one thread; GPU: input upload and readback included")
+        .panel(
+            Some("CPU"),
+            vec![
+                labelled(
+                    emphasised("CPU int8 product, avx512-vnni"),
+                    "int8 product, VNNI",
+                ),
+                labelled(
+                    emphasised("CPU int8 layer, input quantised"),
+                    "int8 layer (VNNI + quantising)",
+                ),
+                labelled(emphasised("CPU fp32"), "fp32, register-blocked"),
+                labelled(context("CPU int8 product, avx2"), "int8 product, AVX2"),
+                labelled(
+                    context("CPU int8 product, portable"),
+                    "int8 product, plain loop",
+                ),
+            ],
+        )
+        .panel(
+            Some("GPU"),
+            vec![
+                labelled(emphasised("GPU int8, dot4I8Packed"), "int8, dot4I8Packed"),
+                labelled(emphasised("GPU fp32, GraphCompiled"), "fp32, compiled graph"),
+                labelled(context("GPU int8, bytes unpacked"), "int8, bytes unpacked"),
+                labelled(context("GPU fp32, GraphCached"), "fp32, simple kernel"),
+            ],
+        )
+        .note(
+            "The int8 layer counts quantising the input rows and scaling the sums back; the products count the int8 product alone.",
+        );
+        speed.columns = 2;
+        if machine == "h100" {
+            speed = speed.optional();
+        }
+        specs.push(speed);
+    }
+    specs.push(
+        FigureSpec::new("inference-bits-epyc", "inference-bits-epyc")
+            .subtitle("Median of three trained networks; the fp32 network for comparison")
+            .panel(
+                None,
+                vec![
+                    labelled(
+                        emphasised("weights rounded (one scale per output)"),
+                        "weights rounded, one scale per output",
+                    ),
+                    labelled(
+                        emphasised("int8 layers, one scale per output"),
+                        "int8 layers, per output",
+                    ),
+                    labelled(
+                        context("int8 layers, one scale per tensor"),
+                        "int8 layers, per tensor",
+                    ),
+                    labelled(reference("fp32"), "fp32"),
+                ],
+            ),
+    );
+    specs
 }
