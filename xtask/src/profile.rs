@@ -39,6 +39,11 @@ pub struct ProfileArguments {
     /// Samples per second of `perf-record`, per thread.
     #[arg(long, default_value_t = 999)]
     pub frequency: u32,
+    /// Leave the frames whose names start with this out of the flame graph (repeatable), to
+    /// merge the towers a recursive scheduler such as rayon's `join` splits one call into;
+    /// `stacks.folded` keeps every frame.
+    #[arg(long, value_name = "PREFIX")]
+    pub hide_frames: Vec<String>,
     /// Profile the binary already in `target/release` instead of building it first.
     #[arg(long)]
     pub skip_build: bool,
@@ -471,9 +476,16 @@ fn perf_record(
         binary.file_name().unwrap_or_default().to_string_lossy(),
         program_arguments.join(" ")
     );
-    let svg = draw_flame_graph(&folded, &title)?;
+    let shown = hide_frames(&folded, &arguments.hide_frames);
+    let svg = draw_flame_graph(&shown, &title)?;
     write(&out.join("flamegraph.svg"), &svg)?;
     log.note("flamegraph.svg and stacks.folded: perf script | inferno (collapse-perf, flamegraph)");
+    if !arguments.hide_frames.is_empty() {
+        log.note(&format!(
+            "frames left out of flamegraph.svg: those starting with {}",
+            arguments.hide_frames.join(", ")
+        ));
+    }
     Ok(())
 }
 
@@ -487,6 +499,36 @@ fn fold_stacks(samples: &str) -> Result<String, ProfileError> {
         .collapse(samples.as_bytes(), &mut folded)
         .map_err(|source| inferno_error("folding perf script's stacks", &source))?;
     Ok(String::from_utf8_lossy(&folded).into_owned())
+}
+
+/// The folded stacks without the frames that start with one of `prefixes`; stacks that
+/// become the same are merged, their counts added.
+fn hide_frames(folded: &str, prefixes: &[String]) -> String {
+    if prefixes.is_empty() {
+        return folded.to_string();
+    }
+    let mut merged: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let Some((stack, count)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(count) = count.parse::<u64>() else {
+            continue;
+        };
+        let kept: Vec<&str> = stack
+            .split(';')
+            .filter(|frame| {
+                !prefixes
+                    .iter()
+                    .any(|prefix| frame.starts_with(prefix.as_str()))
+            })
+            .collect();
+        *merged.entry(kept.join(";")).or_default() += count;
+    }
+    merged
+        .into_iter()
+        .map(|(stack, count)| format!("{stack} {count}\n"))
+        .collect()
 }
 
 /// Folded stacks to a flame graph: one box per function on a stack, as wide as its share of
@@ -789,6 +831,16 @@ mod tests {
         assert!(svg.contains("<svg"));
         assert!(svg.contains("galaxy::cpu::kernel"));
         assert!(svg.contains("a test"));
+    }
+
+    #[test]
+    fn hidden_frames_merge_the_stacks_they_split() {
+        let folded = "main;join;join;kernel 3\nmain;join;kernel 2\nmain;pack 1\n";
+        assert_eq!(
+            hide_frames(folded, &["join".to_string()]),
+            "main;kernel 5\nmain;pack 1\n"
+        );
+        assert_eq!(hide_frames(folded, &[]), folded);
     }
 
     fn tempdir(name: &str) -> PathBuf {
