@@ -4,3 +4,6 @@
 
 /// A path tracer in WGSL, checked against a CPU reference, then made faster step by step.
 pub mod path_tracer;
+
+/// A point-cloud renderer: compute-shader splatting with packed atomic keys, checked against a CPU reference, then optimised.
+pub mod point_cloud;
