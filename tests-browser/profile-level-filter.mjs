@@ -8,9 +8,9 @@
 //
 // Needs the built book (book/, from `cargo xtask build`). Writes into DIR (default
 // ../figures/data/profiling):
-//   browser-level-filter<-throttle-N>.csv  one row per switch, times in milliseconds;
-//   browser-level-filter<-throttle-N>.json.gz is not kept: the trace is large, and the CSV
-//   holds what the book cites. --keep-trace FILE keeps it (open it in the Performance panel).
+//   browser-level-filter<-throttle-N>.csv  one row per switch, times in milliseconds.
+// The trace itself is large and is not kept; --keep-trace FILE writes it (load it into the
+// Performance panel or https://ui.perfetto.dev).
 //
 // --throttle N slows the page's CPU N times (the protocol's Emulation.setCPUThrottlingRate,
 // the panel's "CPU: N× slowdown"), to see the page as a slower phone would run it.
@@ -25,7 +25,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const bookDir = path.resolve(process.env.BOOK_DIR || path.join(repo, 'book'));
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-// The longest page of module 1: the filter's work grows with the number of elements.
+// The longest page of the book: the filter's work grows with the number of elements.
 const PAGE = 'module-1/building-a-graph/building-the-graph.html';
 // Level choices in the order they are switched to, five rounds.
 const SEQUENCE = ['1', '2', '3', '4', 'all'];
