@@ -16,7 +16,7 @@ and mode it writes, into --out-dir:
 - `pytorch-profile-<mode>-<size>x<depth>.json`: the Chrome trace of the profiled runs (open it in
   https://ui.perfetto.dev or chrome://tracing);
 - `pytorch-profile-summary.csv`: per run, the wall time with the profiler on, the CPU time of the
-  operators, the GPU time of the kernels and the number of kernels launched.
+  operators, the GPU time of its kernels and copies, and their number (GPU events per run).
 
     python profile_anchor.py WORKLOADS/mlp-64x64.bin WORKLOADS/mlp-256x64.bin --out-dir OUT
     python profile_anchor.py WORKLOADS/mlp-8x4.bin --device cpu --out-dir OUT  # CPU only
@@ -81,7 +81,8 @@ def profile_mode(torch, device, mode_name, run_once, runs, trace_path):
 
 def summary_row(torch, profiler, runs, wall, mode_name, workload):
     averages = profiler.key_averages()
-    kernels = sum(average.count for average in averages if is_device_event(torch, average))
+    # Everything CUPTI saw on the GPU: the kernels and the copies.
+    gpu_events = sum(average.count for average in averages if is_device_event(torch, average))
     gpu_microseconds = sum(
         self_device_microseconds(average)
         for average in averages
@@ -96,7 +97,7 @@ def summary_row(torch, profiler, runs, wall, mode_name, workload):
     return (
         f"{mode_name},{workload.size},{workload.depth},{runs},"
         f"{wall / runs * 1e3:.4f},{cpu_microseconds / runs / 1e3:.4f},"
-        f"{gpu_microseconds / runs / 1e3:.4f},{kernels / runs:.1f}"
+        f"{gpu_microseconds / runs / 1e3:.4f},{gpu_events / runs:.1f}"
     )
 
 
@@ -142,7 +143,7 @@ def main(argv):
         f"# hardware: {hardware}",
         f"# command: {command}",
         f"# date: {datetime.date.today().isoformat()}",
-        "mode,size,depth,runs,wall_ms_profiled,cpu_operator_ms,gpu_kernel_ms,kernels",
+        "mode,size,depth,runs,wall_ms_profiled,cpu_operator_ms,gpu_ms,gpu_events",
     ]
     modes = TorchModes(torch, arguments.device, max_autotune=False, skip_compile=True)
     try:
