@@ -349,50 +349,85 @@ fn int8_part(options: &Options, context: Option<&GpuContext>, hardware: &str) ->
     result
 }
 
+/// The batch sizes of the batching sweep: from one image per run to far more than the test
+/// set (its images repeat), so that the GPU's fixed cost per run is spread thin at the end.
+const BATCH_SIZES: [usize; 9] = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536];
+
+/// Throughput and latency of the trained digits network against the batch size, for two CPU
+/// modes and two GPU modes. Returns two figures from the same runs: images per second, and
+/// milliseconds per batch (the time a request waits for its whole batch).
 fn batch_part(
     options: &Options,
     split: &Split,
     context: Option<&GpuContext>,
     hardware: &str,
-) -> Figure {
-    let mut result = figure(
+) -> Vec<Figure> {
+    let mut throughput = figure(
         format!("inference-batch-{}", options.machine),
         "The trained digits network: images per second against the batch size",
-        ("images per batch, log", true),
-        ("images per second, log", true),
+        ("images per batch", true),
+        ("images per second", true),
+        hardware,
+    );
+    let mut latency = figure(
+        format!("inference-batch-latency-{}", options.machine),
+        "The trained digits network: time per batch against the batch size",
+        ("images per batch", true),
+        ("time per batch (ms)", true),
         hardware,
     );
     let network = trained(split, SEEDS[0]);
-    let mut modes = vec![ExecutionMode::CpuGraph];
+    // Plain operator calls and the prepared CPU runner; on the GPU, one operator per
+    // submission (every operator uploads and reads back) and the compiled graph (one
+    // submission, one readback).
+    let mut modes = vec![ExecutionMode::Cpu, ExecutionMode::CpuGraph];
     if context.is_some() {
-        modes.push(ExecutionMode::GraphCompiled);
+        modes.extend([ExecutionMode::ImmediateCached, ExecutionMode::GraphCompiled]);
     }
-    println!("batch  mode  ms per batch  images per second");
-    for batch in [1usize, 4, 16, 64, 256, 1024, 4096] {
+    println!(
+        "batch  mode             ms per batch (min-max)        µs per image  images per second"
+    );
+    for batch in BATCH_SIZES {
         let indices: Vec<usize> = (0..batch).map(|index| index % split.test.len()).collect();
         let images = split.test.select(&indices).images;
         let graph = network.to_graph(batch).expect("a valid graph");
+        let expected = network.predict(&images);
         for &mode in &modes {
             let mut execution = mode.prepare(&graph, context).expect("the mode prepares");
+            // Every mode must classify as the training code does before it is timed.
+            let outputs = execution.run(&images, 1).expect("the run succeeds");
+            assert_eq!(
+                argmax_rows(&outputs[0]),
+                expected,
+                "{mode:?} disagrees with the network at batch {batch}"
+            );
             let (ms, spread) = time_ms(options.repeats, || {
                 std::hint::black_box(execution.run(&images, 1).expect("the run succeeds"));
             });
-            let per_second = batch as f64 / (ms / 1000.0);
-            result.push_with_spread(
-                &format!("{mode:?}"),
+            let name = format!("{mode:?}");
+            let x = batch as f64;
+            latency.push_with_spread(&name, Point { x, y: ms }, spread);
+            throughput.push_with_spread(
+                &name,
                 Point {
-                    x: batch as f64,
-                    y: per_second,
+                    x,
+                    y: x / (ms / 1000.0),
                 },
                 Spread {
-                    minimum: batch as f64 / (spread.maximum / 1000.0),
-                    maximum: batch as f64 / (spread.minimum / 1000.0),
+                    minimum: x / (spread.maximum / 1000.0),
+                    maximum: x / (spread.minimum / 1000.0),
                 },
             );
-            println!("{batch:5}  {mode:?}  {ms:.4}  {per_second:.0}");
+            println!(
+                "{batch:5}  {name:15}  {ms:10.4} ({:.4}-{:.4})  {:12.3}  {:.0}",
+                spread.minimum,
+                spread.maximum,
+                1000.0 * ms / x,
+                x / (ms / 1000.0)
+            );
         }
     }
-    result
+    vec![throughput, latency]
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -417,7 +452,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         figures.push(int8_part(&options, context, &hardware));
     }
     if wants("batch") {
-        figures.push(batch_part(&options, &split, context, &hardware));
+        figures.extend(batch_part(&options, &split, context, &hardware));
     }
     for figure in figures {
         figure.write_csv(&options.out)?;

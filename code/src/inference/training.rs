@@ -1,10 +1,11 @@
 //! Training a small classifier for the digits with the graph's own operators: linear layers,
 //! ReLU, and a softmax whose cross-entropy loss drives backpropagation.
 //!
-//! Everything here runs on the CPU with plain loops, in a fixed order: the same seed gives
-//! bit-for-bit the same weights on any machine, because no sum is reordered (the loops add
-//! each product into its output in the order of the inner dimension, whether or not the
-//! compiler vectorises them across outputs). The trained network then becomes an ordinary
+//! Everything here runs on the CPU in a fixed order: the same seed gives bit-for-bit the
+//! same weights on any machine, because no sum is reordered (every version of the matrix
+//! products in [`TrainingKernels`] adds each product into its output in the order of the inner
+//! dimension, with a separate multiply and add, however it groups the work into vector
+//! instructions). The trained network then becomes an ordinary
 //! graph ([`TrainedNetwork::to_graph`]) that every runner of the crate can execute.
 
 use rand::SeedableRng;
@@ -15,6 +16,9 @@ use thiserror::Error;
 use crate::graph::{ChainBuilder, GraphError, ValidGraph};
 use crate::inference::digits::{CLASSES, Dataset, PIXELS, Split};
 use crate::tensor::Tensor2d;
+
+mod kernels;
+pub use kernels::TrainingKernels;
 
 /// What a training run does. [`TrainingConfig::default`] reaches about 97 % test accuracy on
 /// the digits (see the test `default_training_reaches_the_stated_accuracy`).
@@ -144,7 +148,11 @@ impl TrainedNetwork {
     /// The class probabilities for each row of `images`: the reference the graph runners are
     /// compared with.
     pub fn forward(&self, images: &Tensor2d) -> Tensor2d {
-        let mut activations = self.forward_keeping_activations(images);
+        self.forward_with(images, TrainingKernels::fastest())
+    }
+
+    fn forward_with(&self, images: &Tensor2d, kernels: TrainingKernels) -> Tensor2d {
+        let mut activations = self.forward_keeping_activations(images, kernels);
         let logits = activations.pop().expect("at least one layer");
         softmax_rows(&logits)
     }
@@ -156,7 +164,12 @@ impl TrainedNetwork {
 
     /// The fraction of `dataset` classified correctly.
     pub fn accuracy(&self, dataset: &Dataset) -> f32 {
-        accuracy(&self.predict(&dataset.images), &dataset.labels)
+        self.accuracy_with(dataset, TrainingKernels::fastest())
+    }
+
+    fn accuracy_with(&self, dataset: &Dataset, kernels: TrainingKernels) -> f32 {
+        let predictions = argmax_rows(&self.forward_with(&dataset.images, kernels));
+        accuracy(&predictions, &dataset.labels)
     }
 
     // ANCHOR: to_graph
@@ -177,10 +190,15 @@ impl TrainedNetwork {
 
     /// The input of every layer and the last layer's logits: `activations[0]` is the input,
     /// `activations[l]` the output of layer `l` after its ReLU, the last entry the logits.
-    fn forward_keeping_activations(&self, images: &Tensor2d) -> Vec<Tensor2d> {
+    pub fn forward_keeping_activations(
+        &self,
+        images: &Tensor2d,
+        kernels: TrainingKernels,
+    ) -> Vec<Tensor2d> {
         let mut activations = vec![images.clone()];
         for (index, layer) in self.layers.iter().enumerate() {
-            let mut output = multiply(activations.last().expect("the input"), &layer.weights);
+            let mut output =
+                kernels.multiply(activations.last().expect("the input"), &layer.weights);
             add_bias(&mut output, &layer.bias);
             if index + 1 < self.layers.len() {
                 for value in output.as_mut_slice() {
@@ -213,10 +231,22 @@ pub type WeightMasks = Vec<Vec<bool>>;
 /// Trains `network` further (its hidden sizes must match `config.hidden_sizes`), keeping
 /// every weight that `masks` marks `false` at zero after every step.
 pub fn continue_training(
+    network: TrainedNetwork,
+    masks: Option<&WeightMasks>,
+    config: &TrainingConfig,
+    split: &Split,
+) -> Result<(TrainedNetwork, TrainingReport), TrainingError> {
+    continue_training_with(network, masks, config, split, TrainingKernels::fastest())
+}
+
+/// [`continue_training`] with the inner loops run by `kernels`: every version
+/// trains the same network, bit for bit, at its own speed.
+pub fn continue_training_with(
     mut network: TrainedNetwork,
     masks: Option<&WeightMasks>,
     config: &TrainingConfig,
     split: &Split,
+    kernels: TrainingKernels,
 ) -> Result<(TrainedNetwork, TrainingReport), TrainingError> {
     check_config(config, split)?;
     apply_masks(&mut network, masks);
@@ -238,7 +268,7 @@ pub fn continue_training(
         let mut batches = 0;
         for batch_indices in order.chunks(config.batch_size) {
             let batch = split.training.select(batch_indices);
-            let (loss, gradients) = loss_and_gradients(&network, &batch);
+            let (loss, gradients) = loss_and_gradients(&network, &batch, kernels);
             let weights_finite = network.layers.iter().all(|layer| {
                 layer
                     .weights
@@ -270,8 +300,8 @@ pub fn continue_training(
         report.epochs.push(EpochRecord {
             epoch,
             training_loss: loss_sum / batches as f32,
-            training_accuracy: network.accuracy(&split.training),
-            test_accuracy: network.accuracy(&split.test),
+            training_accuracy: network.accuracy_with(&split.training, kernels),
+            test_accuracy: network.accuracy_with(&split.test, kernels),
         });
     }
     Ok((network, report))
@@ -299,8 +329,12 @@ fn apply_masks(network: &mut TrainedNetwork, masks: Option<&WeightMasks>) {
 /// layer passes its gradient back: `∂weights = inputᵀ · ∂output`, `∂bias = Σ_rows ∂output`,
 /// `∂input = ∂output · weightsᵀ`, and a ReLU lets the gradient through only where its input
 /// was positive.
-fn loss_and_gradients(network: &TrainedNetwork, batch: &Dataset) -> (f32, Vec<Layer>) {
-    let activations = network.forward_keeping_activations(&batch.images);
+fn loss_and_gradients(
+    network: &TrainedNetwork,
+    batch: &Dataset,
+    kernels: TrainingKernels,
+) -> (f32, Vec<Layer>) {
+    let activations = network.forward_keeping_activations(&batch.images, kernels);
     let logits = activations.last().expect("logits");
     let probabilities = softmax_rows(logits);
     let rows = batch.len() as f32;
@@ -330,23 +364,15 @@ fn loss_and_gradients(network: &TrainedNetwork, batch: &Dataset) -> (f32, Vec<La
     for index in (0..network.layers.len()).rev() {
         let layer_input = &activations[index];
         gradients.push(Layer {
-            weights: multiply_transposed_left(layer_input, &gradient),
+            weights: kernels.multiply_transposed_left(layer_input, &gradient),
             bias: sum_rows(&gradient),
         });
         if index > 0 {
             let mut input_gradient =
-                multiply_transposed_right(&gradient, &network.layers[index].weights);
+                kernels.multiply_transposed_right(&gradient, &network.layers[index].weights);
             // The input of this layer is the previous layer's output after its ReLU: zero
             // exactly where the ReLU blocked, so the gradient stops there.
-            for (value, &activation) in input_gradient
-                .as_mut_slice()
-                .iter_mut()
-                .zip(layer_input.as_slice())
-            {
-                if activation <= 0.0 {
-                    *value = 0.0;
-                }
-            }
+            kernels.mask_by_relu(input_gradient.as_mut_slice(), layer_input.as_slice());
             gradient = input_gradient;
         }
     }
@@ -355,7 +381,11 @@ fn loss_and_gradients(network: &TrainedNetwork, batch: &Dataset) -> (f32, Vec<La
 }
 // ANCHOR_END: backpropagation
 
-fn momentum_step(
+// ANCHOR: momentum
+/// One step of gradient descent with momentum for one tensor of parameters: the velocity
+/// keeps `momentum` of its last value and adds the new gradient, and the parameter moves
+/// against the velocity.
+pub fn momentum_step(
     parameter: &mut Tensor2d,
     velocity: &mut Tensor2d,
     gradient: &Tensor2d,
@@ -371,8 +401,10 @@ fn momentum_step(
         *value -= config.learning_rate * *speed;
     }
 }
+// ANCHOR_END: momentum
 
-fn check_config(config: &TrainingConfig, split: &Split) -> Result<(), TrainingError> {
+/// Checks that `config` can train on `split`, with an error a person can act on.
+pub fn check_config(config: &TrainingConfig, split: &Split) -> Result<(), TrainingError> {
     if let Some(index) = config.hidden_sizes.iter().position(|&width| width == 0) {
         return Err(TrainingError::EmptyHiddenLayer { index });
     }
@@ -430,7 +462,7 @@ pub fn argmax_rows(scores: &Tensor2d) -> Vec<u8> {
 }
 
 /// Row-wise softmax, shifted by each row's maximum so that no exponential overflows.
-fn softmax_rows(logits: &Tensor2d) -> Tensor2d {
+pub fn softmax_rows(logits: &Tensor2d) -> Tensor2d {
     let mut output = logits.clone();
     for row in 0..output.rows() {
         let values = output.row_mut(row);
@@ -447,48 +479,6 @@ fn softmax_rows(logits: &Tensor2d) -> Tensor2d {
     output
 }
 
-/// `left · right`, adding the products of each output in the order of the inner dimension.
-fn multiply(left: &Tensor2d, right: &Tensor2d) -> Tensor2d {
-    let mut output = Tensor2d::zeros(left.rows(), right.columns());
-    for row in 0..left.rows() {
-        let output_row = output.row_mut(row);
-        for (inner, &scale) in left.row(row).iter().enumerate() {
-            for (out, &value) in output_row.iter_mut().zip(right.row(inner)) {
-                *out += scale * value;
-            }
-        }
-    }
-    output
-}
-
-/// `leftᵀ · right`.
-fn multiply_transposed_left(left: &Tensor2d, right: &Tensor2d) -> Tensor2d {
-    let mut output = Tensor2d::zeros(left.columns(), right.columns());
-    for inner in 0..left.rows() {
-        for (row, &scale) in left.row(inner).iter().enumerate() {
-            for (out, &value) in output.row_mut(row).iter_mut().zip(right.row(inner)) {
-                *out += scale * value;
-            }
-        }
-    }
-    output
-}
-
-/// `left · rightᵀ`.
-fn multiply_transposed_right(left: &Tensor2d, right: &Tensor2d) -> Tensor2d {
-    let mut output = Tensor2d::zeros(left.rows(), right.rows());
-    for row in 0..left.rows() {
-        for column in 0..right.rows() {
-            let mut sum = 0.0;
-            for (&a, &b) in left.row(row).iter().zip(right.row(column)) {
-                sum += a * b;
-            }
-            output.set(row, column, sum);
-        }
-    }
-    output
-}
-
 fn add_bias(output: &mut Tensor2d, bias: &Tensor2d) {
     for row in 0..output.rows() {
         for (value, &offset) in output.row_mut(row).iter_mut().zip(bias.as_slice()) {
@@ -497,7 +487,8 @@ fn add_bias(output: &mut Tensor2d, bias: &Tensor2d) {
     }
 }
 
-fn sum_rows(tensor: &Tensor2d) -> Tensor2d {
+/// The sum of each column over all rows: the bias gradient, a `1 × columns` row.
+pub fn sum_rows(tensor: &Tensor2d) -> Tensor2d {
     let mut sums = Tensor2d::zeros(1, tensor.columns());
     for row in 0..tensor.rows() {
         for (sum, &value) in sums.as_mut_slice().iter_mut().zip(tensor.row(row)) {
@@ -524,7 +515,7 @@ mod tests {
         let split = small_split();
         let batch = split.training.select(&[0, 1, 2, 3, 4]);
         let network = TrainedNetwork::initialise(PIXELS, &[6], CLASSES, 3);
-        let (_, gradients) = loss_and_gradients(&network, &batch);
+        let (_, gradients) = loss_and_gradients(&network, &batch, TrainingKernels::Naive);
         let step = 1e-2;
         let mut checked = 0;
         for (layer_index, layer) in network.layers.iter().enumerate() {
@@ -543,7 +534,7 @@ mod tests {
                             &mut changed.layers[layer_index].weights
                         };
                         tensor.as_mut_slice()[entry] += delta;
-                        loss_and_gradients(&changed, &batch).0
+                        loss_and_gradients(&changed, &batch, TrainingKernels::fastest()).0
                     };
                     let numeric = (loss_with(step) - loss_with(-step)) / (2.0 * step);
                     let analytic = if is_bias {
@@ -603,6 +594,29 @@ mod tests {
         )
         .unwrap();
         assert_ne!(first, other);
+    }
+
+    #[test]
+    fn every_version_of_the_products_trains_the_same_network() {
+        // The speed-ups of the use case change how the products are computed, never which
+        // numbers are added in which order: the weights and the report agree bit for bit.
+        let split = small_split();
+        let config = TrainingConfig {
+            epochs: 2,
+            hidden_sizes: vec![24, 12],
+            ..TrainingConfig::default()
+        };
+        let start = TrainedNetwork::initialise(PIXELS, &config.hidden_sizes, CLASSES, 9);
+        let runs: Vec<_> = TrainingKernels::ALL
+            .iter()
+            .map(|&kernels| {
+                continue_training_with(start.clone(), None, &config, &split, kernels).unwrap()
+            })
+            .collect();
+        assert_ne!(runs[0].0, start, "training changed nothing");
+        for (kernels, run) in TrainingKernels::ALL.iter().zip(&runs) {
+            assert_eq!(run, &runs[0], "{kernels:?} trains another network");
+        }
     }
 
     #[test]
