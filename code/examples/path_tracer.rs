@@ -93,7 +93,7 @@ fn run(options: &Options) -> Result<(), String> {
     let check = settings(160, 120, 2);
     report.push_str(&format!(
         "\n# check: {}×{}, {} samples per pixel, GPU against CPU reference\n\
-         step,pixels within 1e-3 (%),reference mean,GPU mean,rays per path,sphere tests per ray,bound tests per ray\n",
+         step,pixels within 1e-3 (%),largest difference,reference mean,GPU mean,rays per path,sphere tests per ray,bound tests per ray\n",
         check.width, check.height, check.samples_per_pixel
     ));
     for step in Step::ALL {
@@ -111,9 +111,10 @@ fn run(options: &Options) -> Result<(), String> {
         }
         let per_ray = |count: u64| count as f64 / counts.rays as f64;
         report.push_str(&format!(
-            "{},{:.3},{:.6},{:.6},{:.3},{:.2},{:.2}\n",
+            "{},{:.3},{:.2e},{:.6},{:.6},{:.3},{:.2},{:.2}\n",
             step.label(),
             100.0 * agreement.fraction_within(),
+            agreement.largest_difference,
             agreement.reference_mean,
             agreement.candidate_mean,
             counts.rays as f64 / counts.paths as f64,
