@@ -72,5 +72,16 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                 ],
             ),
     );
+    specs.push(
+        FigureSpec::new("inference-pruning-epyc", "inference-pruning-epyc")
+            .subtitle("Median of three trained networks; fine-tuning: 5 more epochs with the pruned weights held at zero")
+            .panel(
+                None,
+                vec![
+                    emphasised("pruned, then fine-tuned"),
+                    labelled(context("pruned"), "pruned only"),
+                ],
+            ),
+    );
     specs
 }
