@@ -51,7 +51,7 @@ pub fn reuse_buffers(graph: &ValidGraph) -> BufferReuse {
     for (position, &id) in order.iter().enumerate() {
         let node = &nodes[id.0];
         buffer_of[id.0] = match node.operator {
-            Operator::Constant(_) => None,
+            _ if node.operator.is_constant() => None,
             Operator::Output | Operator::ReluInPlace => buffer_of[node.inputs[0].0],
             _ => {
                 let shape = graph.shape(id);

@@ -1,5 +1,6 @@
 //! Operator fusion: `Linear → Relu` becomes `LinearRelu` (a second ReLU after it folds
-//! in too), and `LinearRelu → Softmax` becomes `LinearReluSoftmax`.
+//! in too), and `LinearRelu → Softmax` becomes `LinearReluSoftmax`. The int8 and sparse
+//! layers of module 3 take a ReLU after them the same way.
 //!
 //! A fused operator computes the same values, but never writes the intermediate tensor
 //! to memory and never reads it back: the ReLU is applied while the linear layer's sum is
@@ -41,6 +42,19 @@ pub fn fuse(graph: &ValidGraph) -> Result<ValidGraph, GraphError> {
                 Operator::LinearRelu
             }
             (Operator::Softmax, Operator::LinearRelu) if sole_reader => Operator::LinearReluSoftmax,
+            // Int8 and sparse layers take their ReLU into the same loop that scales or
+            // stores each sum. A softmax stays a node of its own: it needs whole rows,
+            // which these kernels finish one block at a time, and it runs once per graph.
+            (Operator::Relu | Operator::ReluInPlace, Operator::LinearInt8 { .. })
+                if sole_reader =>
+            {
+                Operator::LinearInt8 { relu: true }
+            }
+            (Operator::Relu | Operator::ReluInPlace, Operator::LinearSparse { .. })
+                if sole_reader =>
+            {
+                Operator::LinearSparse { relu: true }
+            }
             _ => continue,
         };
         operators[source] = fused;

@@ -18,10 +18,8 @@ pub fn rewrite_in_place(graph: &ValidGraph) -> Result<ValidGraph, GraphError> {
             continue;
         }
         let input = node.inputs[0].0;
-        let computed = !matches!(
-            graph.graph().nodes[input].operator,
-            Operator::Input { .. } | Operator::Constant(_)
-        );
+        let source = &graph.graph().nodes[input].operator;
+        let computed = !(matches!(source, Operator::Input { .. }) || source.is_constant());
         if computed && consumers[input].len() == 1 {
             node.operator = Operator::ReluInPlace;
         }

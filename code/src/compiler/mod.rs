@@ -5,6 +5,9 @@
 //! a buffer plan for it), so passes compose and each can be tested on its own: the result
 //! must be the same.
 //!
+//! Module 3 adds two passes that change how weights are stored: [`quantize`] (int8
+//! weights, `LinearInt8` layers) and [`sparsify`] (CSR weights, `LinearSparse` layers).
+//!
 //! Beside the passes, two ways of writing shaders as text: [`opcode`] lowers every node
 //! to a list of op codes and generates its WGSL (fusing is appending op codes), and
 //! [`preprocessor`] specialises a shader template with `#define` and `#ifdef`
@@ -20,6 +23,9 @@ pub mod fused_mlp;
 pub mod fusion;
 pub mod in_place;
 pub mod opcode;
+pub mod quantize;
+pub mod sparsify;
+pub mod weight_rewrite;
 
 pub use crate::gpu::{linear_strategy, preprocessor, register_blocked_linear, specialised_linear};
 
@@ -28,3 +34,5 @@ pub use crate::gpu::register_blocked_linear::RegisterBlockedConfig;
 pub use buffer_reuse::{BufferReuse, reuse_buffers};
 pub use fusion::fuse;
 pub use in_place::rewrite_in_place;
+pub use quantize::{QuantizePassError, quantize};
+pub use sparsify::{SPARSE_DENSITY_THRESHOLD, sparsify};

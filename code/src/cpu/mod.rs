@@ -23,22 +23,28 @@
 //!   a time, the threads sharing the rows as a measurement chose.
 //!
 //! - [`int8_matmul`]: int8 activations times int8 weights with exact `i32` sums, the
-//!   kernel of every int8 linear layer (module 3).
+//!   kernel of every int8 linear layer (module 3); [`int8`]: the quantised weights and the
+//!   graph's int8 linear operator built on it.
+//! - [`sparse`]: a matrix in compressed sparse row (CSR) form; [`linear_sparse`]: the
+//!   graph's linear operator with CSR weights (module 3).
 //!
 //! [`linear_into`], [`relu`](fn@relu) and [`softmax`](fn@softmax) are the ones to use as
 //! references; the others exist to be compared.
 
 pub mod add;
 pub mod fused;
+pub mod int8;
 pub mod int8_matmul;
 pub mod layer_stack;
 pub mod linear;
 pub mod linear_parallel;
 pub mod linear_register_blocked;
+pub mod linear_sparse;
 pub mod prepacked;
 pub mod reduce;
 pub mod relu;
 pub mod softmax;
+pub mod sparse;
 
 #[cfg(test)]
 mod properties;

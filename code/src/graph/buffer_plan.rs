@@ -26,7 +26,7 @@ impl BufferPlan {
         for &id in graph.execution_order() {
             let node = &nodes[id.0];
             buffer_of[id.0] = match node.operator {
-                Operator::Constant(_) => None,
+                _ if node.operator.is_constant() => None,
                 Operator::Output => buffer_of[node.inputs[0].0],
                 Operator::ReluInPlace => buffer_of[node.inputs[0].0],
                 _ => {

@@ -26,7 +26,7 @@ pub fn to_dot(graph: &ValidGraph) -> String {
         let (rows, columns) = graph.shape(TensorId(index));
         let style = match node.operator {
             Operator::Input { .. } | Operator::Output => ", shape=ellipse",
-            Operator::Constant(_) => ", style=dashed",
+            _ if node.operator.is_constant() => ", style=dashed",
             _ => "",
         };
         let name = node.operator.name();

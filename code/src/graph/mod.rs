@@ -28,6 +28,8 @@ pub use random_branches::{BranchShape, random_branches};
 pub use random_mlp::{Workload, random_mlp};
 pub use validate::{GraphError, ValidGraph};
 
+use crate::cpu::int8::QuantizedWeights;
+use crate::cpu::sparse::CsrMatrix;
 use crate::tensor::Tensor2d;
 
 // ANCHOR: tensor_id
@@ -62,6 +64,21 @@ pub enum Operator {
     LinearReluSoftmax,
     /// Marks `inputs[0]` as the graph's result.
     Output,
+    // ANCHOR: cheaper_operators
+    /// Weights quantised to int8 (`inputs × outputs`), known when the graph is built: what
+    /// the `quantize` pass puts in place of a `Constant` weight matrix.
+    QuantizedConstant(QuantizedWeights),
+    /// Weights stored sparse, in CSR (`inputs × outputs`): what the `sparsify` pass puts in
+    /// place of a `Constant` weight matrix that is mostly zeros.
+    SparseConstant(CsrMatrix),
+    /// `inputs[0] · inputs[1] + inputs[2]` with the weights a `QuantizedConstant`: the input
+    /// is quantised per row at run time and the products are summed in `i32`. With `relu`,
+    /// a ReLU follows in the same operator (made by the fusion pass).
+    LinearInt8 { relu: bool },
+    /// `inputs[0] · inputs[1] + inputs[2]` with the weights a `SparseConstant`: only the
+    /// non-zero weights are multiplied. With `relu`, a ReLU follows in the same operator.
+    LinearSparse { relu: bool },
+    // ANCHOR_END: cheaper_operators
 }
 // ANCHOR_END: operator
 
@@ -79,14 +96,36 @@ impl Operator {
             Operator::LinearRelu => "linear_relu",
             Operator::LinearReluSoftmax => "linear_relu_softmax",
             Operator::Output => "output",
+            Operator::QuantizedConstant(_) => "quantized_constant",
+            Operator::SparseConstant(_) => "sparse_constant",
+            Operator::LinearInt8 { relu: false } => "linear_int8",
+            Operator::LinearInt8 { relu: true } => "linear_int8_relu",
+            Operator::LinearSparse { relu: false } => "linear_sparse",
+            Operator::LinearSparse { relu: true } => "linear_sparse_relu",
         }
+    }
+
+    /// Whether the operator holds data known when the graph is built (weights, a bias)
+    /// rather than computing a tensor on every run.
+    pub fn is_constant(&self) -> bool {
+        matches!(
+            self,
+            Operator::Constant(_) | Operator::QuantizedConstant(_) | Operator::SparseConstant(_)
+        )
     }
 
     /// How many inputs the operator takes.
     pub fn input_count(&self) -> usize {
         match self {
-            Operator::Input { .. } | Operator::Constant(_) => 0,
-            Operator::Linear | Operator::LinearRelu | Operator::LinearReluSoftmax => 3,
+            Operator::Input { .. }
+            | Operator::Constant(_)
+            | Operator::QuantizedConstant(_)
+            | Operator::SparseConstant(_) => 0,
+            Operator::Linear
+            | Operator::LinearRelu
+            | Operator::LinearReluSoftmax
+            | Operator::LinearInt8 { .. }
+            | Operator::LinearSparse { .. } => 3,
             Operator::Add => 2,
             Operator::Relu | Operator::ReluInPlace | Operator::Softmax | Operator::Output => 1,
         }

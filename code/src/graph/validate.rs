@@ -55,6 +55,16 @@ pub enum GraphError {
         input: usize,
         input_operator: &'static str,
     },
+    #[error(
+        "node {node} ({operator}) reads its weights from node {input} ({input_operator}); it needs a {expected} node"
+    )]
+    WrongWeightKind {
+        node: usize,
+        operator: &'static str,
+        input: usize,
+        input_operator: &'static str,
+        expected: &'static str,
+    },
     #[error("the graph needs exactly one input node, but has {count}")]
     InputCount { count: usize },
     #[error("the graph needs exactly one output node, but has {count}")]
@@ -246,6 +256,8 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
         let shape = match &node.operator {
             Operator::Input { rows, columns } => (*rows, *columns),
             Operator::Constant(tensor) => tensor.shape(),
+            Operator::QuantizedConstant(weights) => (weights.inputs(), weights.outputs()),
+            Operator::SparseConstant(weights) => (weights.rows(), weights.columns()),
             Operator::Relu | Operator::ReluInPlace | Operator::Softmax | Operator::Output => {
                 input_shape(0)
             }
@@ -279,6 +291,16 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
                     },
                 )?
             }
+            Operator::LinearInt8 { .. } | Operator::LinearSparse { .. } => {
+                check_cheaper_linear_inputs(graph, id)?;
+                linear_output_shape(input_shape(0), input_shape(1), input_shape(2)).map_err(
+                    |source| GraphError::Shape {
+                        node: id.0,
+                        operator: node.operator.name(),
+                        source: Box::new(source),
+                    },
+                )?
+            }
         };
         if shape.0 == 0 || shape.1 == 0 {
             return Err(GraphError::Shape {
@@ -294,6 +316,43 @@ fn infer_shapes(graph: &Graph, order: &[TensorId]) -> Result<Vec<(usize, usize)>
         shapes[id.0] = shape;
     }
     Ok(shapes)
+}
+
+/// An int8 linear layer reads its weights from a `QuantizedConstant`, a sparse one from a
+/// `SparseConstant`; both read their bias from a plain `Constant`.
+fn check_cheaper_linear_inputs(graph: &Graph, id: TensorId) -> Result<(), GraphError> {
+    let node = graph.node(id);
+    let weights = graph.node(node.inputs[1]);
+    let (fits, expected) = match node.operator {
+        Operator::LinearInt8 { .. } => (
+            matches!(weights.operator, Operator::QuantizedConstant(_)),
+            "quantized_constant",
+        ),
+        _ => (
+            matches!(weights.operator, Operator::SparseConstant(_)),
+            "sparse_constant",
+        ),
+    };
+    if !fits {
+        return Err(GraphError::WrongWeightKind {
+            node: id.0,
+            operator: node.operator.name(),
+            input: node.inputs[1].0,
+            input_operator: weights.operator.name(),
+            expected,
+        });
+    }
+    let bias = graph.node(node.inputs[2]);
+    if !matches!(bias.operator, Operator::Constant(_)) {
+        return Err(GraphError::NotConstant {
+            node: id.0,
+            operator: node.operator.name(),
+            role: "bias",
+            input: node.inputs[2].0,
+            input_operator: bias.operator.name(),
+        });
+    }
+    Ok(())
 }
 
 fn check_input_and_output(graph: &Graph) -> Result<(TensorId, TensorId), GraphError> {
@@ -340,7 +399,7 @@ fn check_in_place_nodes(graph: &Graph) -> Result<(), GraphError> {
         let input = node.inputs[0].0;
         let reason = match graph.nodes[input].operator {
             Operator::Input { .. } => Some("is the graph's input"),
-            Operator::Constant(_) => Some("is a constant"),
+            ref operator if operator.is_constant() => Some("is a constant"),
             _ if consumers[input].len() > 1 => Some("other nodes read too"),
             _ => None,
         };

@@ -75,7 +75,7 @@ impl ParallelGraphRunner {
             .map(|&(rows, columns)| RwLock::new(Tensor2d::zeros(rows, columns)))
             .collect();
         let nodes = &graph.graph().nodes;
-        let is_constant = |index: usize| matches!(nodes[index].operator, Operator::Constant(_));
+        let is_constant = |index: usize| nodes[index].operator.is_constant();
         let consumers: Vec<Vec<usize>> = graph
             .consumers()
             .into_iter()
@@ -133,7 +133,7 @@ impl ParallelGraphRunner {
         for (waiting, &count) in self.waiting_on.iter().zip(&self.input_count) {
             waiting.store(count, Ordering::Relaxed);
         }
-        let first_error: Mutex<Option<ShapeError>> = Mutex::new(None);
+        let first_error: Mutex<Option<RunError>> = Mutex::new(None);
         let runner = &*self;
         rayon::scope(|scope| {
             for &start in &runner.starts {
@@ -142,7 +142,7 @@ impl ParallelGraphRunner {
             }
         });
         if let Some(error) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(error.into());
+            return Err(error);
         }
         let result = self.plan.buffer_of[self.graph.result().0].expect("the result has a buffer");
         let result = self.buffers[result]
@@ -158,7 +158,7 @@ impl ParallelGraphRunner {
         mut node: usize,
         input: &'scope Tensor2d,
         scope: &rayon::Scope<'scope>,
-        first_error: &'scope Mutex<Option<ShapeError>>,
+        first_error: &'scope Mutex<Option<RunError>>,
     ) {
         loop {
             if let Err(error) = self.compute(node, input) {
@@ -192,7 +192,7 @@ impl ParallelGraphRunner {
     // ANCHOR: parallel_compute
     /// Computes one node into its buffer. Its inputs are finished, and nothing else
     /// touches its buffer until it is: the locks are never waited on.
-    fn compute(&self, index: usize, input: &Tensor2d) -> Result<(), ShapeError> {
+    fn compute(&self, index: usize, input: &Tensor2d) -> Result<(), RunError> {
         let node = &self.graph.graph().nodes[index];
         let Some(target) = self.plan.buffer_of[index] else {
             return Ok(()); // a constant: it lives in the graph
@@ -220,20 +220,60 @@ impl ParallelGraphRunner {
                 }
                 Ok(())
             }
+            // Module 3's int8 and sparse layers: their weights live in their constant nodes.
+            Operator::LinearInt8 { relu } => {
+                let (data, bias) = (argument(0), argument(2));
+                let Operator::QuantizedConstant(weights) =
+                    &self.graph.graph().node(node.inputs[1]).operator
+                else {
+                    unreachable!("validation checked the weights' kind")
+                };
+                let (data, bias) = (data.tensor(), bias.tensor());
+                Ok(cpu::int8::linear_int8_into(
+                    data,
+                    weights,
+                    bias,
+                    relu,
+                    &mut output,
+                )?)
+            }
+            Operator::LinearSparse { relu } => {
+                let (data, bias) = (argument(0), argument(2));
+                let Operator::SparseConstant(weights) =
+                    &self.graph.graph().node(node.inputs[1]).operator
+                else {
+                    unreachable!("validation checked the weights' kind")
+                };
+                let (data, bias) = (data.tensor(), bias.tensor());
+                Ok(cpu::linear_sparse::linear_sparse_into(
+                    data,
+                    weights,
+                    bias,
+                    relu,
+                    &mut output,
+                )?)
+            }
             // Its buffer is its input's, locked for writing above.
             Operator::ReluInPlace => {
                 cpu::relu_in_place(&mut output);
                 Ok(())
             }
-            Operator::Relu => cpu::relu_into(argument(0).tensor(), &mut output),
-            Operator::Add => cpu::add_into(argument(0).tensor(), argument(1).tensor(), &mut output),
+            Operator::Relu => Ok(cpu::relu_into(argument(0).tensor(), &mut output)?),
+            Operator::Add => Ok(cpu::add_into(
+                argument(0).tensor(),
+                argument(1).tensor(),
+                &mut output,
+            )?),
             Operator::Softmax => {
                 output
                     .as_mut_slice()
                     .copy_from_slice(argument(0).tensor().as_slice());
-                cpu::softmax_in_place(&mut output)
+                Ok(cpu::softmax_in_place(&mut output)?)
             }
-            Operator::Constant(_) | Operator::Output => Ok(()),
+            Operator::Constant(_)
+            | Operator::QuantizedConstant(_)
+            | Operator::SparseConstant(_)
+            | Operator::Output => Ok(()),
         }
     }
 
@@ -243,6 +283,9 @@ impl ParallelGraphRunner {
         let source = node.inputs[position].0;
         match &self.graph.graph().nodes[source].operator {
             Operator::Constant(tensor) => Argument::Constant(tensor),
+            Operator::QuantizedConstant(_) | Operator::SparseConstant(_) => {
+                unreachable!("int8 and sparse weights are read from their nodes, not as tensors")
+            }
             _ => {
                 let buffer = self.plan.buffer_of[source].expect("computed tensors have buffers");
                 let guard = self.buffers[buffer]

@@ -11,7 +11,7 @@
 
 use crate::cpu;
 use crate::graph::{Operator, TensorId, ValidGraph};
-use crate::runner::node_by_node::evaluate_node_by_node;
+use crate::runner::node_by_node::{StoredWeights, evaluate_node_by_node};
 use crate::runner::{BufferPlan, RunError};
 use crate::tensor::Tensor2d;
 
@@ -94,27 +94,60 @@ impl CpuGraphRunner {
             // The fast kernel, on every core: this runner is the optimised CPU path.
             Operator::Linear => {
                 cpu::linear_parallel_into(tensor(0), tensor(1), tensor(2), &mut output)
+                    .map_err(RunError::from)
             }
             Operator::LinearRelu => {
                 cpu::linear_relu_into(tensor(0), tensor(1), tensor(2), &mut output)
+                    .map_err(RunError::from)
             }
             Operator::LinearReluSoftmax => {
                 cpu::linear_relu_softmax_into(tensor(0), tensor(1), tensor(2), &mut output)
+                    .map_err(RunError::from)
             }
             Operator::ReluInPlace => {
                 cpu::relu_in_place(&mut output);
                 Ok(())
             }
-            Operator::Relu => cpu::relu_into(tensor(0), &mut output),
-            Operator::Add => cpu::add_into(tensor(0), tensor(1), &mut output),
+            Operator::Relu => cpu::relu_into(tensor(0), &mut output).map_err(RunError::from),
+            Operator::Add => {
+                cpu::add_into(tensor(0), tensor(1), &mut output).map_err(RunError::from)
+            }
             Operator::Softmax => {
                 output.as_mut_slice().copy_from_slice(tensor(0).as_slice());
-                cpu::softmax_in_place(&mut output)
+                cpu::softmax_in_place(&mut output).map_err(RunError::from)
             }
-            Operator::Constant(_) | Operator::Output => Ok(()),
+            // Int8 and sparse weights live in their constant nodes, read where they are.
+            Operator::LinearInt8 { relu } => {
+                let Operator::QuantizedConstant(weights) =
+                    &self.graph.graph().node(node.inputs[1]).operator
+                else {
+                    unreachable!("validation checked the weights' kind")
+                };
+                cpu::int8::linear_int8_into(tensor(0), weights, tensor(2), relu, &mut output)
+                    .map_err(RunError::from)
+            }
+            Operator::LinearSparse { relu } => {
+                let Operator::SparseConstant(weights) =
+                    &self.graph.graph().node(node.inputs[1]).operator
+                else {
+                    unreachable!("validation checked the weights' kind")
+                };
+                cpu::linear_sparse::linear_sparse_into(
+                    tensor(0),
+                    weights,
+                    tensor(2),
+                    relu,
+                    &mut output,
+                )
+                .map_err(RunError::from)
+            }
+            Operator::Constant(_)
+            | Operator::QuantizedConstant(_)
+            | Operator::SparseConstant(_)
+            | Operator::Output => Ok(()),
         };
         self.buffers[target] = output;
-        Ok(result?)
+        result
     }
 }
 
@@ -125,19 +158,60 @@ pub fn run_operator_by_operator(
     graph: &ValidGraph,
     input: &Tensor2d,
 ) -> Result<Tensor2d, RunError> {
-    evaluate_node_by_node(graph, input, |operator, arguments| {
-        let linear = || cpu::linear_naive(arguments[0], arguments[1], arguments[2]);
-        Ok(match operator {
-            Operator::Linear => linear()?,
-            Operator::LinearRelu => cpu::relu(&linear()?),
-            Operator::LinearReluSoftmax => cpu::softmax(&cpu::relu(&linear()?))?,
-            Operator::Relu | Operator::ReluInPlace => cpu::relu(arguments[0]),
-            Operator::Softmax => cpu::softmax(arguments[0])?,
-            Operator::Add => cpu::add(arguments[0], arguments[1])?,
-            Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
-                unreachable!("the walk handles inputs, constants and the output itself")
+    evaluate_node_by_node(graph, input, |operator, arguments, weights| {
+        Ok(match (operator, weights) {
+            (Operator::LinearInt8 { relu }, Some(StoredWeights::Quantized(weights))) => {
+                cpu_int8_linear(arguments[0], weights, arguments[2], *relu)?
             }
+            (Operator::LinearSparse { relu }, Some(StoredWeights::Sparse(weights))) => {
+                let (rows, columns) = (arguments[0].rows(), weights.columns());
+                let mut output = Tensor2d::zeros(rows, columns);
+                cpu::linear_sparse::linear_sparse_into(
+                    arguments[0],
+                    weights,
+                    arguments[2],
+                    *relu,
+                    &mut output,
+                )?;
+                output
+            }
+            (operator, _) => plain_operator(operator, arguments)?,
         })
     })
 }
 // ANCHOR_END: operator_by_operator
+
+/// One int8 linear layer into a new tensor.
+fn cpu_int8_linear(
+    input: &Tensor2d,
+    weights: &crate::cpu::int8::QuantizedWeights,
+    bias: &Tensor2d,
+    relu: bool,
+) -> Result<Tensor2d, RunError> {
+    let mut output = Tensor2d::zeros(input.rows(), weights.outputs());
+    cpu::int8::linear_int8_into(input, weights, bias, relu, &mut output)?;
+    Ok(output)
+}
+
+/// One operator of module 1's graphs, its result a new tensor.
+fn plain_operator(operator: &Operator, arguments: &[&Tensor2d]) -> Result<Tensor2d, RunError> {
+    let linear = || cpu::linear_naive(arguments[0], arguments[1], arguments[2]);
+    Ok(match operator {
+        Operator::Linear => linear()?,
+        Operator::LinearRelu => cpu::relu(&linear()?),
+        Operator::LinearReluSoftmax => cpu::softmax(&cpu::relu(&linear()?))?,
+        Operator::Relu | Operator::ReluInPlace => cpu::relu(arguments[0]),
+        Operator::Softmax => cpu::softmax(arguments[0])?,
+        Operator::Add => cpu::add(arguments[0], arguments[1])?,
+        Operator::Input { .. }
+        | Operator::Constant(_)
+        | Operator::QuantizedConstant(_)
+        | Operator::SparseConstant(_)
+        | Operator::Output => {
+            unreachable!("the walk handles inputs, constants and the output itself")
+        }
+        Operator::LinearInt8 { .. } | Operator::LinearSparse { .. } => {
+            unreachable!("validation gives every int8 or sparse layer its weights")
+        }
+    })
+}

@@ -111,6 +111,11 @@ fn chain_stages(graph: &ValidGraph) -> Option<Vec<Stage>> {
             // Two branches meeting: the graph is not a chain.
             Operator::Add => return None,
             Operator::Input { .. } | Operator::Constant(_) | Operator::Output => return None,
+            // Int8 and sparse layers run in the general CPU runner, which has their kernels.
+            Operator::QuantizedConstant(_)
+            | Operator::SparseConstant(_)
+            | Operator::LinearInt8 { .. }
+            | Operator::LinearSparse { .. } => return None,
         };
         if matches!(
             node.operator,

@@ -6,7 +6,8 @@
 //! timings compare like with like.
 
 use crate::compiler::fused_mlp::FusionRequest;
-use crate::compiler::{LinearSelection, fuse, reuse_buffers, rewrite_in_place};
+use crate::compiler::{LinearSelection, fuse, quantize, reuse_buffers, rewrite_in_place, sparsify};
+use crate::cpu::int8::Granularity;
 use crate::gpu::{GpuContext, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
@@ -15,7 +16,7 @@ use crate::runner::gpu::{ComputePasses, GpuRunnerOptions};
 use crate::runner::node_by_node::evaluate_node_by_node;
 use crate::runner::{
     BufferPlan, CpuGraphRunner, CpuPrepackedRunner, GpuGraphRunner, OpCodeRunner, RunError,
-    run_operator_by_operator,
+    reject_cheaper_operators, run_operator_by_operator,
 };
 use crate::tensor::Tensor2d;
 
@@ -78,6 +79,32 @@ impl ExecutionMode {
         ExecutionMode::GraphCompiled,
     ];
 
+    /// The mode's name, as written in the code (`GraphCompiled`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecutionMode::Cpu => "Cpu",
+            ExecutionMode::CpuGraph => "CpuGraph",
+            ExecutionMode::Immediate => "Immediate",
+            ExecutionMode::ImmediateCached => "ImmediateCached",
+            ExecutionMode::Graph => "Graph",
+            ExecutionMode::GraphCached => "GraphCached",
+            ExecutionMode::GraphFused => "GraphFused",
+            ExecutionMode::GraphCachedFused => "GraphCachedFused",
+            ExecutionMode::GraphLoop => "GraphLoop",
+            ExecutionMode::GraphLoopCached => "GraphLoopCached",
+            ExecutionMode::GraphLoopFused => "GraphLoopFused",
+            ExecutionMode::GraphLoopCachedFused => "GraphLoopCachedFused",
+            ExecutionMode::OpCode => "OpCode",
+            ExecutionMode::GraphCompiled => "GraphCompiled",
+        }
+    }
+
+    /// Whether the mode has kernels for module 3's int8 and sparse linear layers. The
+    /// others refuse a graph that holds one with an error that names the node.
+    pub fn runs_cheaper_operators(self) -> bool {
+        matches!(self, ExecutionMode::Cpu | ExecutionMode::CpuGraph)
+    }
+
     pub fn uses_gpu(self) -> bool {
         !matches!(self, ExecutionMode::Cpu | ExecutionMode::CpuGraph)
     }
@@ -114,6 +141,24 @@ impl ExecutionMode {
         )
     }
 
+    // ANCHOR: prepare_with_weights
+    /// Prepares `graph` for this mode after storing its linear layers' weights as
+    /// `storage` asks: the `quantize` or `sparsify` pass, then [`ExecutionMode::prepare`].
+    pub fn prepare_with_weights<'context>(
+        self,
+        graph: &ValidGraph,
+        storage: WeightStorage,
+        context: Option<&'context GpuContext>,
+    ) -> Result<Execution<'context>, RunError> {
+        let graph = match storage {
+            WeightStorage::Float32 => graph.clone(),
+            WeightStorage::Int8(granularity) => quantize(graph, granularity)?,
+            WeightStorage::Sparse { maximum_density } => sparsify(graph, maximum_density)?,
+        };
+        self.prepare(&graph, context)
+    }
+    // ANCHOR_END: prepare_with_weights
+
     // ANCHOR: prepare_mode
     /// Prepares `graph` for this mode. GPU modes need a context.
     pub fn prepare<'context>(
@@ -122,6 +167,9 @@ impl ExecutionMode {
         context: Option<&'context GpuContext>,
     ) -> Result<Execution<'context>, RunError> {
         let gpu = || context.ok_or(RunError::NoGpuContext { mode: self });
+        if !self.runs_cheaper_operators() {
+            reject_cheaper_operators(graph, self.name())?;
+        }
         let runner = match self {
             ExecutionMode::Cpu => Runner::OperatorByOperator(graph.clone()),
             // Weights packed once, epilogues fused, threads chosen by measurement; a graph
@@ -237,6 +285,18 @@ fn compiled_runner_options(context: &GpuContext) -> GpuRunnerOptions {
     }
 }
 
+/// How the weights of a graph's linear layers are stored when it is prepared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WeightStorage {
+    /// As the graph holds them: `f32` tensors.
+    Float32,
+    /// Quantised to int8 by the `quantize` pass.
+    Int8(Granularity),
+    /// In CSR, by the `sparsify` pass, for the layers with at most this fraction of
+    /// non-zero weights (`compiler::SPARSE_DENSITY_THRESHOLD` is the measured crossover).
+    Sparse { maximum_density: f64 },
+}
+
 /// A graph prepared for one execution mode.
 pub struct Execution<'context> {
     mode: ExecutionMode,
@@ -302,7 +362,7 @@ fn run_immediate(
     gpu: &ImmediateGpu,
     input: &Tensor2d,
 ) -> Result<Tensor2d, RunError> {
-    evaluate_node_by_node(graph, input, |operator, arguments| {
+    evaluate_node_by_node(graph, input, |operator, arguments, _| {
         let (first, rest) = (arguments[0], &arguments[1..]);
         Ok(match operator {
             Operator::Linear => gpu.linear(first, rest[0], rest[1])?,
@@ -316,6 +376,11 @@ fn run_immediate(
             Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
                 unreachable!("the walk handles inputs, constants and the output itself")
             }
+            // Refused when the mode was prepared (`reject_cheaper_operators`).
+            Operator::QuantizedConstant(_)
+            | Operator::SparseConstant(_)
+            | Operator::LinearInt8 { .. }
+            | Operator::LinearSparse { .. } => unreachable!("immediate mode has no int8 kernel"),
         })
     })
 }

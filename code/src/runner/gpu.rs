@@ -111,6 +111,7 @@ impl<'context> GpuGraphRunner<'context> {
         plan: BufferPlan,
         options: GpuRunnerOptions,
     ) -> Result<GpuGraphRunner<'context>, RunError> {
+        crate::runner::reject_cheaper_operators(graph, "GPU graph")?;
         let result_buffer = plan.buffer_of[graph.result().0];
         let buffers = plan
             .buffer_shapes
@@ -324,6 +325,13 @@ impl<'context> GpuGraphRunner<'context> {
             };
             match node.operator {
                 Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {}
+                // Refused when the runner was prepared (`reject_cheaper_operators`).
+                Operator::QuantizedConstant(_)
+                | Operator::SparseConstant(_)
+                | Operator::LinearInt8 { .. }
+                | Operator::LinearSparse { .. } => {
+                    unreachable!("the GPU graph runner refuses int8 and sparse layers")
+                }
                 Operator::Linear => dispatches.push(linear(false, output)?),
                 Operator::LinearRelu => dispatches.push(linear(true, output)?),
                 // Two kernels: the linear layer (with its ReLU) into a scratch buffer, then

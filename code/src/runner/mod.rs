@@ -16,16 +16,17 @@ pub mod opcode;
 pub use crate::graph::BufferPlan;
 pub use cpu::{CpuGraphRunner, run_operator_by_operator};
 pub use cpu_prepacked::CpuPrepackedRunner;
-pub use execution::{Execution, ExecutionMode};
+pub use execution::{Execution, ExecutionMode, WeightStorage};
 pub use gpu::GpuGraphRunner;
 pub use opcode::OpCodeRunner;
 
 use thiserror::Error;
 
 use crate::compiler::opcode::OpCodeError;
+use crate::cpu::int8::QuantizationError;
 use crate::gpu::GpuError;
 use crate::gpu::fused_mlp::FusedMlpError;
-use crate::graph::GraphError;
+use crate::graph::{GraphError, Operator, ValidGraph};
 use crate::tensor::ShapeError;
 
 /// Why a graph could not be prepared or run.
@@ -58,4 +59,35 @@ pub enum RunError {
     },
     #[error("the graph cannot run as one fused kernel:\n{reason}")]
     FusionNotPossible { reason: String },
+    #[error(transparent)]
+    Quantization(#[from] QuantizationError),
+    #[error(transparent)]
+    QuantizePass(#[from] crate::compiler::QuantizePassError),
+    #[error("node {node}: the {mode} mode cannot run a {operator} node; use {supported}")]
+    CheaperOperatorNotSupported {
+        node: usize,
+        operator: &'static str,
+        mode: &'static str,
+        supported: &'static str,
+    },
+}
+
+/// Fails with [`RunError::CheaperOperatorNotSupported`] if `graph` holds an int8 or sparse
+/// node: the modes that have no kernel for them call this before preparing anything.
+pub fn reject_cheaper_operators(graph: &ValidGraph, mode: &'static str) -> Result<(), RunError> {
+    let found = graph.graph().nodes.iter().enumerate().find(|(_, node)| {
+        matches!(
+            node.operator,
+            Operator::LinearInt8 { .. } | Operator::LinearSparse { .. }
+        )
+    });
+    match found {
+        None => Ok(()),
+        Some((node, found)) => Err(RunError::CheaperOperatorNotSupported {
+            node,
+            operator: found.operator.name(),
+            mode,
+            supported: "the Cpu or CpuGraph mode",
+        }),
+    }
 }

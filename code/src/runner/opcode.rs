@@ -218,7 +218,7 @@ impl<'context> OpCodeRunner<'context> {
         self.tensors
             .iter()
             .zip(nodes)
-            .filter(|(_, node)| !matches!(node.operator, Operator::Constant(_)))
+            .filter(|(_, node)| !node.operator.is_constant())
             .filter_map(|(tensor, _)| tensor.as_ref())
             .collect()
     }

@@ -1,9 +1,48 @@
-//! The figures of inference sparse (see the parent module for what a spec holds). Kept in its own
-//! file so that each part of the book adds its figures without touching the others'.
+//! The figures of the Sparsity page (see the parent module for what a spec holds). Kept in
+//! its own file so that each part of the book adds its figures without touching the others'.
+//!
+//! `inference-sparsity-<machine>` comes from the example `sparse_threshold`: one linear
+//! layer run by the `CpuGraph` mode, dense and after the `sparsify` pass, by the density of
+//! its weights, one panel per layer size. The vertical line is the pass's threshold,
+//! `compiler::SPARSE_DENSITY_THRESHOLD`. The accuracy against the fraction pruned is
+//! `inference-pruning-epyc`, specified with the quantisation figures.
 
 use super::*;
 
+/// The `sparsify` pass's threshold, in percent of weights kept (keep it equal to
+/// `SPARSE_DENSITY_THRESHOLD` in `code/src/compiler/sparsify.rs`).
+const THRESHOLD_PERCENT: f64 = 5.0;
+
 /// The figures this part of the book draws.
 pub(super) fn specs() -> Vec<FigureSpec> {
-    Vec::new()
+    let mut specs = Vec::new();
+    for machine in ["epyc", "h100"] {
+        let mut speed = FigureSpec::new(
+            &format!("inference-sparsity-{machine}"),
+            &format!("inference-sparsity-{machine}"),
+        )
+        .subtitle("Lower is faster. A batch of 64 rows; the dense layer does the same work at every density")
+        .panel(
+            Some("256 × 256 weights"),
+            vec![
+                labelled(emphasised("CSR, 256 × 256"), "sparse (CSR)"),
+                labelled(emphasised("dense, 256 × 256"), "dense"),
+            ],
+        )
+        .panel(
+            Some("1024 × 1024 weights"),
+            vec![
+                labelled(emphasised("CSR, 1024 × 1024"), "sparse (CSR)"),
+                labelled(emphasised("dense, 1024 × 1024"), "dense"),
+            ],
+        )
+        .markers("", &[(THRESHOLD_PERCENT, "threshold 5 %")])
+        .note("Both layers run in the CpuGraph mode on every core; the dense one is the packed, register-blocked kernel.");
+        speed.columns = 2;
+        if machine == "h100" {
+            speed = speed.optional();
+        }
+        specs.push(speed);
+    }
+    specs
 }

@@ -139,10 +139,8 @@ pub fn find_chain(graph: &ValidGraph) -> Result<FusedChain, String> {
     let computed = nodes
         .iter()
         .filter(|node| {
-            !matches!(
-                node.operator,
-                Operator::Input { .. } | Operator::Constant(_) | Operator::Output
-            )
+            !(matches!(node.operator, Operator::Input { .. } | Operator::Output)
+                || node.operator.is_constant())
         })
         .count();
     Ok(FusedChain {

@@ -45,6 +45,11 @@ pub fn operator_op_codes(operator: &Operator) -> Option<Vec<OpCode>> {
         Operator::Add | Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {
             return None;
         }
+        // Int8 and sparse layers have no op codes: the OpCode mode refuses such graphs.
+        Operator::QuantizedConstant(_)
+        | Operator::SparseConstant(_)
+        | Operator::LinearInt8 { .. }
+        | Operator::LinearSparse { .. } => return None,
     })
 }
 // ANCHOR_END: operator_op_codes
