@@ -19,7 +19,7 @@
 //! - `cargo xtask exercise NAME [--start | --file PATH]`, `cargo xtask exercise --list`:
 //!   start, check and list the exercises (see `exercise.rs`).
 //! - `cargo xtask profile WORKLOAD [--tool perf-record|perf-stat|callgrind|timestamps]
-//!   [--out DIR]`: run a workload under a profiler and write its report (see `profile.rs`).
+//!   [--out DIR]`: run a workload under a profiler and write its report (see `profile/`).
 //!
 //! The builds install the pinned mdBook tools on first use (see `tools.rs`).
 
