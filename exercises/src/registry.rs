@@ -333,6 +333,15 @@ pub const EXERCISES: &[Exercise] = &[
         page: "module-2/exercises/parallel-graph-schedule.md",
         checker: checkers::parallel_schedule::check,
     },
+    Exercise {
+        name: "inference-model-swap",
+        title: "Training on one thread, serving on another",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-3/exercise-inference-pipeline/training-on-one-thread-inferring-on-another.md",
+        checker: checkers::model_swap::check,
+    },
 ];
 
 /// The exercise called `name`.

@@ -13,6 +13,7 @@ pub mod iterator_chain;
 pub mod linear_tiled;
 pub mod matmul;
 pub mod max_pool;
+pub mod model_swap;
 pub mod operator_enum;
 pub mod parallel_histogram;
 pub mod parallel_schedule;

@@ -1,0 +1,116 @@
+// mutant: race — each layer has its own lock and is replaced in place, one after the other
+// expect: torn
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+/// One layer of a model: its weights, and the version of the model it was trained for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    pub version: u64,
+    pub weights: Vec<f32>,
+}
+
+/// A model: a stack of layers. Every layer of the model of version `v` has `version: v`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub version: u64,
+    pub layers: Vec<Layer>,
+}
+
+/// One inference request. Requests are numbered 0, 1, 2, … in the order they are sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Request {
+    pub id: u64,
+    pub input: f32,
+}
+
+/// The answer to one request, with the version of the model and of each layer that
+/// computed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub request: u64,
+    pub version: u64,
+    pub layer_versions: Vec<u64>,
+    pub output: f32,
+}
+
+impl Model {
+    /// The model's answer to `request`: a stand-in for a forward pass, in which the input
+    /// passes through every layer in turn and each layer adds the mean of its weights.
+    pub fn answer(&self, request: &Request) -> Answer {
+        let mut output = request.input;
+        let mut layer_versions = Vec::with_capacity(self.layers.len());
+        for layer in &self.layers {
+            output += layer.weights.iter().sum::<f32>() / layer.weights.len().max(1) as f32;
+            layer_versions.push(layer.version);
+        }
+        Answer {
+            request: request.id,
+            version: self.version,
+            layer_versions,
+            output,
+        }
+    }
+}
+
+/// Where the current model lives, shared by the server and the trainers.
+/// Each layer has its own lock, so that the trainer and the server block each other for one
+/// layer at a time only.
+pub struct ModelSlot {
+    version: Mutex<u64>,
+    layers: Vec<Mutex<Layer>>,
+}
+
+impl ModelSlot {
+    /// A slot whose current model is `first`.
+    pub fn new(first: Model) -> ModelSlot {
+        ModelSlot {
+            version: Mutex::new(first.version),
+            layers: first.layers.into_iter().map(Mutex::new).collect(),
+        }
+    }
+
+    /// The newest model, copied layer by layer.
+    pub fn current(&self) -> Arc<Model> {
+        let version = *self.version.lock().unwrap();
+        let layers = self
+            .layers
+            .iter()
+            .map(|layer| layer.lock().unwrap().clone())
+            .collect();
+        Arc::new(Model { version, layers })
+    }
+
+    /// Makes `model` the current model, unless the current one is as new or newer.
+    pub fn publish(&self, model: Model) {
+        let mut version = self.version.lock().unwrap();
+        if model.version <= *version {
+            return;
+        }
+        *version = model.version;
+        drop(version);
+        for (slot, layer) in self.layers.iter().zip(model.layers) {
+            *slot.lock().unwrap() = layer;
+        }
+    }
+
+    /// Trains the next version from the current model with `train`, which takes long,
+    /// and publishes the result.
+    pub fn train_and_publish(&self, train: impl FnOnce(&Model) -> Model) {
+        let start_from = self.current();
+        let trained = train(&start_from);
+        self.publish(trained);
+    }
+}
+
+/// Answers every request in the order it arrives, each with the current model at the
+/// moment the request is taken from the queue, until the sender of the requests hangs up.
+/// Stops early when nobody receives the answers any more.
+pub fn serve(slot: &ModelSlot, requests: Receiver<Request>, answers: Sender<Answer>) {
+    for request in requests {
+        let model = slot.current();
+        if answers.send(model.answer(&request)).is_err() {
+            return;
+        }
+    }
+}
