@@ -11,12 +11,12 @@ use std::time::Instant;
 
 use clap::Parser;
 use galaxy::bench::hardware::hardware_description;
-use galaxy::bench::repeats::Repeats;
+use galaxy::bench::repeats::{Repeats, interleaved};
 use galaxy::figure::{Axis, Figure, Point, Spread};
 use galaxy::gpu::{GpuContext, TimestampSupport};
 use galaxy::use_cases::point_cloud::{
-    Camera, PointCloudRenderer, Rendering, Shape, SplatStep, frame_queries, generate,
-    height_palette, render_cpu,
+    Camera, FrameTimes, PointCloudError, PointCloudRenderer, Rendering, Shape, SplatStep,
+    frame_queries, generate, height_palette, render_cpu,
 };
 
 #[derive(Parser)]
@@ -57,7 +57,7 @@ fn camera(width: u32, height: u32) -> Camera {
 }
 
 fn label(points: usize) -> String {
-    if points % (1 << 20) == 0 {
+    if points.is_multiple_of(1 << 20) {
         format!("{} Mi points", points >> 20)
     } else {
         format!("{points} points")
@@ -122,24 +122,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{:<32} {:>10} {:>10} {:>10} {:>10}  {:>13} {:>8}",
             "step", "frame ms", "(min", "max)", "splat ms", "point bytes", "pixels≠"
         );
-        for (step_number, step) in SplatStep::ALL.into_iter().enumerate() {
-            let sort_start = Instant::now();
+        // Every step prepared and checked first, then timed in interleaved rounds (each
+        // round times every step once), so that a busy moment of the machine falls on all
+        // of them alike.
+        let mut frames = Vec::new();
+        let mut notes = Vec::new();
+        for step in SplatStep::ALL {
+            let start = Instant::now();
             let frame = renderer.prepare(context, &cloud, &camera, &palette, BACKGROUND, step)?;
-            let prepare_ms = sort_start.elapsed().as_secs_f64() * 1e3;
+            let prepare_ms = start.elapsed().as_secs_f64() * 1e3;
             let differing = differing_pixels(&frame.render(context)?, &expected);
-            let mut frame_ms = Vec::new();
-            let mut splat_ms = Vec::new();
             frame.time_frames(context, queries.as_ref(), 1)?; // warm-up
-            for _ in 0..options.repeats.max(1) {
-                let times = frame.time_frames(context, queries.as_ref(), options.frames)?;
-                let mean = |pick: fn(&galaxy::use_cases::point_cloud::FrameTimes) -> f64| {
-                    times.iter().map(pick).sum::<f64>() / times.len() as f64
-                };
-                frame_ms.push(mean(|time| time.frame));
-                splat_ms.push(mean(|time| time.splat));
-            }
-            let frame_ms = Repeats::new(frame_ms).expect("at least one repeat");
-            let splat_ms = Repeats::new(splat_ms).expect("at least one repeat");
+            notes.push((prepare_ms, differing, frame.point_bytes));
+            frames.push(frame);
+        }
+        let measured = interleaved(frames.len(), options.repeats, |index, _| {
+            let times = frames[index].time_frames(context, queries.as_ref(), options.frames)?;
+            let mean = |pick: fn(&FrameTimes) -> f64| {
+                times.iter().map(pick).sum::<f64>() / times.len() as f64
+            };
+            Ok::<_, PointCloudError>(Some((mean(|time| time.frame), mean(|time| time.splat))))
+        })?;
+        for (step_number, (step, samples)) in SplatStep::ALL.into_iter().zip(measured).enumerate() {
+            let frame_ms = Repeats::new(samples.iter().map(|sample| sample.0).collect())
+                .expect("at least one repeat");
+            let splat_ms = Repeats::new(samples.iter().map(|sample| sample.1).collect())
+                .expect("at least one repeat");
+            let (prepare_ms, differing, point_bytes) = notes[step_number];
             println!(
                 "{:<32} {:>10.3} {:>10.3} {:>10.3} {:>10.3}  {:>13} {:>8}   (upload{} {:.0} ms)",
                 step.name(),
@@ -147,7 +156,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 frame_ms.minimum(),
                 frame_ms.maximum(),
                 splat_ms.median(),
-                frame.point_bytes,
+                point_bytes,
                 differing,
                 if step.sorts_points() { " and sort" } else { "" },
                 prepare_ms
@@ -158,7 +167,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     continue;
                 }
                 figure.push_with_spread(
-                    &format!("{series}, {}", label(count)),
+                    &format!("{series} ({})", label(count)),
                     Point {
                         x,
                         y: repeats.median(),

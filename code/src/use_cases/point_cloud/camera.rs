@@ -61,7 +61,7 @@ impl Camera {
             return Err(PointCloudError::ImageTooLarge { width, height });
         }
         let finite = eye.iter().chain(&target).all(|value| value.is_finite());
-        if !finite || !(near > 0.0 && far > near && far.is_finite()) {
+        if !(finite && near > 0.0 && far > near && far.is_finite()) {
             return Err(PointCloudError::BadCamera {
                 reason: format!(
                     "the eye, the target, near ({near}) and far ({far}) must be finite, \
@@ -164,7 +164,7 @@ pub fn shade(key: u32, palette: &[u32; 256], background: u32) -> u32 {
     }
     let colour = palette[(key & 0xff) as usize];
     let brightness = 256 - (key >> 25); // 256 near … 129 far
-    let channel = |shift: u32| ((colour >> shift & 0xff) * brightness >> 8) << shift;
+    let channel = |shift: u32| (((colour >> shift & 0xff) * brightness) >> 8) << shift;
     channel(0) | channel(8) | channel(16) | (colour & 0xff00_0000)
 }
 // ANCHOR_END: key
