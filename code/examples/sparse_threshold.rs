@@ -91,11 +91,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         id: format!("inference-sparsity-{}", options.machine),
         title: "One linear layer in the CpuGraph mode, dense against sparse (CSR), by the density of its weights".to_string(),
         x: Axis {
-            label: "weights kept (%), log".to_string(),
+            label: "weights kept (%)".to_string(),
             logarithmic: true,
         },
         y: Axis {
-            label: "time per batch of 64 rows (ms), log".to_string(),
+            label: "time per batch of 64 rows (ms)".to_string(),
             logarithmic: true,
         },
         hardware: hardware.clone(),

@@ -11,7 +11,7 @@ use super::*;
 
 /// The `sparsify` pass's threshold, in percent of weights kept (keep it equal to
 /// `SPARSE_DENSITY_THRESHOLD` in `code/src/compiler/sparsify.rs`).
-const THRESHOLD_PERCENT: f64 = 5.0;
+const THRESHOLD_PERCENT: f64 = 3.0;
 
 /// The figures this part of the book draws.
 pub(super) fn specs() -> Vec<FigureSpec> {
@@ -36,7 +36,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                 labelled(emphasised("dense, 1024 × 1024"), "dense"),
             ],
         )
-        .markers("", &[(THRESHOLD_PERCENT, "threshold 5 %")])
+        .markers("", &[(THRESHOLD_PERCENT, "threshold 3 %")])
         .note("Both layers run in the CpuGraph mode on every core; the dense one is the packed, register-blocked kernel.");
         speed.columns = 2;
         if machine == "h100" {
