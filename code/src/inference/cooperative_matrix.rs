@@ -434,8 +434,9 @@ pub fn check_sampled(
 // ANCHOR_END: sampled_check
 
 /// The unit roundoff to check matrix-unit sums with: twice f32's, because NVIDIA's tensor
-/// cores are documented to add with truncation rather than rounding to nearest in some
-/// generations, which can lose up to a whole unit in the last place per addition.
+/// cores were measured to truncate their sums rather than round them to nearest (Fasi,
+/// Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores", 2021), which can
+/// lose up to a whole unit in the last place per addition instead of half of one.
 pub const MATRIX_UNIT_SUM_ROUNDOFF: f64 = 2.0 * SINGLE_UNIT_ROUNDOFF;
 
 #[cfg(test)]
