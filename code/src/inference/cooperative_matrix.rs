@@ -421,7 +421,8 @@ pub fn check_sampled(
         } else {
             f64::INFINITY
         };
-        if error > allowed {
+        // A result that is not finite fails even where the bound is infinite.
+        if !actual.is_finite() || error > allowed {
             check.failures += 1;
         }
         check.worst_ratio = check.worst_ratio.max(error / allowed);
