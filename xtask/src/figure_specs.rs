@@ -22,6 +22,7 @@ mod hot_loop;
 mod inference_batch;
 mod inference_quantised;
 mod inference_sparse;
+mod model_swap;
 mod numbers;
 mod parallel;
 mod parallel_data;
@@ -395,6 +396,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     specs.extend(inference_sparse::specs());
     specs.extend(tensor_cores::specs());
     specs.extend(inference_batch::specs());
+    specs.extend(model_swap::specs());
     specs.extend(path_tracer::specs());
     specs.extend(point_cloud::specs());
     specs.extend(profiling::specs());

@@ -632,7 +632,7 @@ fn spin_until(condition: impl Fn() -> bool) {
     let mut spins = 0u32;
     while !condition() {
         spins += 1;
-        if spins % 4096 == 0 {
+        if spins.is_multiple_of(4096) {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();
