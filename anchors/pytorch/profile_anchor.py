@@ -16,7 +16,8 @@ and mode it writes, into --out-dir:
 - `pytorch-profile-<mode>-<size>x<depth>.json`: the Chrome trace of the profiled runs (open it in
   https://ui.perfetto.dev or chrome://tracing);
 - `pytorch-profile-summary.csv`: per run, the wall time with the profiler on, the CPU time of the
-  operators, the GPU time of its kernels and copies, and their number (GPU events per run).
+  operators, the GPU time of its kernels and copies, their number (GPU events per run), and
+  the GPU span of a run (from its first GPU activity to its last).
 
     python profile_anchor.py WORKLOADS/mlp-64x64.bin WORKLOADS/mlp-256x64.bin --out-dir OUT
     python profile_anchor.py WORKLOADS/mlp-8x4.bin --device cpu --out-dir OUT  # CPU only
@@ -81,12 +82,16 @@ def profile_mode(torch, device, mode_name, run_once, runs, trace_path):
 
 def summary_row(torch, profiler, runs, wall, mode_name, workload):
     averages = profiler.key_averages()
-    # Everything CUPTI saw on the GPU: the kernels and the copies.
-    gpu_events = sum(average.count for average in averages if is_device_event(torch, average))
-    gpu_microseconds = sum(
+    # Everything CUPTI saw on the GPU: the kernels and the copies. Our label around a run
+    # has a GPU range too (from the run's first GPU activity to its last): it is the span,
+    # not work, and is kept apart.
+    on_gpu = [a for a in averages if is_device_event(torch, a) and not a.key.endswith(" run")]
+    gpu_events = sum(average.count for average in on_gpu)
+    gpu_microseconds = sum(self_device_microseconds(average) for average in on_gpu)
+    span_microseconds = sum(
         self_device_microseconds(average)
         for average in averages
-        if is_device_event(torch, average)
+        if is_device_event(torch, average) and average.key.endswith(" run")
     )
     # Self CPU time of every operator that is not our own label around a run.
     cpu_microseconds = sum(
@@ -97,7 +102,8 @@ def summary_row(torch, profiler, runs, wall, mode_name, workload):
     return (
         f"{mode_name},{workload.size},{workload.depth},{runs},"
         f"{wall / runs * 1e3:.4f},{cpu_microseconds / runs / 1e3:.4f},"
-        f"{gpu_microseconds / runs / 1e3:.4f},{gpu_events / runs:.1f}"
+        f"{gpu_microseconds / runs / 1e3:.4f},{gpu_events / runs:.1f},"
+        f"{span_microseconds / runs / 1e3:.4f}"
     )
 
 
@@ -143,7 +149,7 @@ def main(argv):
         f"# hardware: {hardware}",
         f"# command: {command}",
         f"# date: {datetime.date.today().isoformat()}",
-        "mode,size,depth,runs,wall_ms_profiled,cpu_operator_ms,gpu_ms,gpu_events",
+        "mode,size,depth,runs,wall_ms_profiled,cpu_operator_ms,gpu_ms,gpu_events,gpu_span_ms",
     ]
     modes = TorchModes(torch, arguments.device, max_autotune=False, skip_compile=True)
     failures = 0
