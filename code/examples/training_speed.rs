@@ -38,6 +38,9 @@ const BATCH_SIZES: [usize; 5] = [8, 16, 32, 64, 128];
 /// Linux's `/proc/thread-self/schedstat`, in nanoseconds. Unlike the wall clock, it does
 /// not count the time other programs held the processor, so the steps compare fairly on a
 /// busy machine. `None` where the file does not exist (then the wall clock is used).
+/// On some machines the counter advances in coarse steps (on the H100's Xeon host, apparently
+/// 4 ms: its per-epoch times come out as multiples of 0.8 ms at 5 epochs), so there use more
+/// `--epochs` to make each timed run last many of those steps.
 fn thread_cpu_seconds() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let nanoseconds: f64 = text.split_whitespace().next()?.parse().ok()?;
