@@ -50,8 +50,9 @@ pub(super) fn specs() -> Vec<FigureSpec> {
         }
         specs.push(speed);
     }
-    specs.push(
-        FigureSpec::new("inference-bits-epyc", "inference-bits-epyc")
+    for machine in ["epyc", "h100"] {
+        let id = format!("inference-bits-{machine}");
+        let mut bits = FigureSpec::new(&id, &id)
             .subtitle("Median of three trained networks; the fp32 network for comparison")
             .panel(
                 None,
@@ -70,8 +71,12 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     ),
                     labelled(reference("fp32"), "fp32"),
                 ],
-            ),
-    );
+            );
+        if machine == "h100" {
+            bits = bits.optional();
+        }
+        specs.push(bits);
+    }
     specs.push(
         FigureSpec::new("inference-pruning-epyc", "inference-pruning-epyc")
             .subtitle("Median of three trained networks; fine-tuning: 5 more epochs with the pruned weights held at zero")
