@@ -437,7 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn f32_sums_of_f16_values_are_exactly_the_sums_of_the_rounded_operands() {
+    fn both_kernels_are_exact_on_small_integers() {
         // Integers small enough that every product and sum is exact in f32 and in f16:
         // the GPU must return the exact answer, which catches a wrong index or tile.
         let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
