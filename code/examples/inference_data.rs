@@ -1,9 +1,9 @@
 //! The measurements behind module 3's inference pages: accuracy against weight bits and
-//! against sparsity on the digits, the speed of sparse (CSR) layers against dense ones by
-//! density, int8 against fp32 layers by size, and throughput and latency against batch size.
+//! against sparsity on the digits, and throughput and latency against batch size. (The speed
+//! of int8 and sparse layers has its own examples: `int8_speed` and `sparse_threshold`.)
 //!
 //! `cargo run --release -p galaxy --example inference_data -- [--out DIR] [--repeats R]
-//!  [--machine NAME] [--only PART]...` with parts `bits`, `pruning`, `sparse`, `int8`, `batch`.
+//!  [--machine NAME] [--only PART]...` with parts `bits`, `pruning`, `batch`.
 //! Each part writes `DIR/inference-<part>-<machine>.csv` and prints its table.
 
 use std::path::PathBuf;
@@ -12,18 +12,14 @@ use std::time::Instant;
 use clap::Parser;
 use galaxy::bench::hardware::hardware_description;
 use galaxy::bench::repeats::Repeats;
-use galaxy::cpu::linear_register_blocked;
 use galaxy::figure::{Axis, Figure, Point, Spread};
 use galaxy::gpu::GpuContext;
-use galaxy::inference::gpu_int8::{GpuInt8Linear, Int8Kernel};
 use galaxy::inference::pruning::{SparseNetwork, apply, magnitude_masks, prune_and_fine_tune};
-use galaxy::inference::quantization::{Granularity, QuantizedWeights, linear_int8};
+use galaxy::inference::quantization::Granularity;
 use galaxy::inference::quantized_network::QuantizedNetwork;
 use galaxy::inference::training::{TrainedNetwork, accuracy, argmax_rows};
 use galaxy::inference::{Digits, Split, TrainingConfig, train};
-use galaxy::parallel::csr::{CsrMatrix, dense_times_sparse, random_sparse_dense};
 use galaxy::runner::ExecutionMode;
-use galaxy::tensor::Tensor2d;
 
 #[derive(Parser)]
 struct Options {
@@ -36,7 +32,7 @@ struct Options {
     /// The machine's short name in the file names (e.g. epyc, h100).
     #[arg(long, default_value = "epyc")]
     machine: String,
-    /// Run only these parts (bits, pruning, sparse, int8, batch); all when absent.
+    /// Run only these parts (bits, pruning, batch); all when absent.
     #[arg(long)]
     only: Vec<String>,
 }
@@ -237,118 +233,6 @@ fn pruning_part(options: &Options, split: &Split, hardware: &str) -> Figure {
     result
 }
 
-fn sparse_part(options: &Options, hardware: &str) -> Figure {
-    let mut result = figure(
-        format!("inference-sparse-{}", options.machine),
-        "One linear layer, dense against CSR, by the density of its weights (one thread)",
-        ("weights kept (%), log", true),
-        ("time per layer (ms), log", true),
-        hardware,
-    );
-    println!("size  density %  dense ms  CSR ms");
-    for size in [256usize, 1024] {
-        let batch = 64;
-        let input = Tensor2d::random(batch, size, -1.0..=1.0, 1);
-        let bias = Tensor2d::zeros(1, size);
-        for percent in [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0] {
-            let dense = random_sparse_dense(size, size, percent / 100.0, 2);
-            let sparse = CsrMatrix::from_dense(&dense, 0.0).expect("finite");
-            let (dense_ms, dense_spread) = time_ms(options.repeats, || {
-                std::hint::black_box(
-                    linear_register_blocked(&input, &dense, &bias).expect("shapes match"),
-                );
-            });
-            let (sparse_ms, sparse_spread) = time_ms(options.repeats, || {
-                std::hint::black_box(dense_times_sparse(&input, &sparse).expect("shapes match"));
-            });
-            result.push_with_spread(
-                &format!("dense, {size} × {size}"),
-                Point {
-                    x: percent,
-                    y: dense_ms,
-                },
-                dense_spread,
-            );
-            result.push_with_spread(
-                &format!("CSR, {size} × {size}"),
-                Point {
-                    x: percent,
-                    y: sparse_ms,
-                },
-                sparse_spread,
-            );
-            println!("{size:4}  {percent:9.0}  {dense_ms:8.4}  {sparse_ms:6.4}");
-        }
-    }
-    result
-}
-
-fn int8_part(options: &Options, context: Option<&GpuContext>, hardware: &str) -> Figure {
-    let mut result = figure(
-        format!("inference-int8-{}", options.machine),
-        "One linear layer (rows = width) in fp32 and in int8, by width",
-        ("layer width (rows = inputs = outputs), log", true),
-        ("time per layer (ms), log", true),
-        hardware,
-    );
-    println!(
-        "size  fp32 CPU  int8 CPU  int8 GPU dot4  int8 GPU unpacked  (ms, upload and readback included on the GPU)"
-    );
-    for size in [64usize, 128, 256, 512, 1024] {
-        let input = Tensor2d::random(size, size, -1.0..=1.0, 3);
-        let weights = Tensor2d::random(size, size, -0.1..=0.1, 4);
-        let bias = Tensor2d::zeros(1, size);
-        let quantized =
-            QuantizedWeights::quantize(&weights, Granularity::PerOutput).expect("finite weights");
-        let (fp32, fp32_spread) = time_ms(options.repeats, || {
-            std::hint::black_box(linear_register_blocked(&input, &weights, &bias).unwrap());
-        });
-        let (int8, int8_spread) = time_ms(options.repeats, || {
-            std::hint::black_box(linear_int8(&input, &quantized, &bias).unwrap());
-        });
-        result.push_with_spread(
-            "fp32, CPU",
-            Point {
-                x: size as f64,
-                y: fp32,
-            },
-            fp32_spread,
-        );
-        result.push_with_spread(
-            "int8, CPU",
-            Point {
-                x: size as f64,
-                y: int8,
-            },
-            int8_spread,
-        );
-        let mut gpu_times = Vec::new();
-        if let Some(context) = context {
-            for (kernel, name) in [
-                (Int8Kernel::PackedDotProduct, "int8, GPU, dot4I8Packed"),
-                (Int8Kernel::Unpacked, "int8, GPU, bytes unpacked"),
-            ] {
-                let layer = GpuInt8Linear::new(context, &quantized, &bias, kernel)
-                    .expect("the kernel compiles");
-                let (time, spread) = time_ms(options.repeats, || {
-                    std::hint::black_box(layer.run(context, &input).unwrap());
-                });
-                result.push_with_spread(
-                    name,
-                    Point {
-                        x: size as f64,
-                        y: time,
-                    },
-                    spread,
-                );
-                gpu_times.push(time);
-            }
-        }
-        println!("{size:4}  {fp32:8.4}  {int8:8.4}  {gpu_times:?}");
-    }
-    result
-}
-
 /// The batch sizes of the batching sweep: from one image per run to far more than the test
 /// set (its images repeat), so that the GPU's fixed cost per run is spread thin at the end.
 const BATCH_SIZES: [usize; 9] = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536];
@@ -444,12 +328,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if wants("pruning") {
         figures.push(pruning_part(&options, &split, &hardware));
-    }
-    if wants("sparse") {
-        figures.push(sparse_part(&options, &hardware));
-    }
-    if wants("int8") {
-        figures.push(int8_part(&options, context, &hardware));
     }
     if wants("batch") {
         figures.extend(batch_part(&options, &split, context, &hardware));
