@@ -11,8 +11,8 @@ pub(super) fn specs() -> Vec<FigureSpec> {
             "profiling-browser-level-filter",
         )
         .subtitle(
-            "The filter's own script is a sliver; the browser's paint, style and layout are \
-             most of a switch, and a 4x slower CPU makes a switch a long task",
+            "The filter's own handler is a sliver; the browser's paint, style and layout are \
+             the largest part of a switch, and a 4x slower CPU makes it a long task",
         )
         .panel(
             None,
