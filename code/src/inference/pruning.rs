@@ -6,7 +6,8 @@
 //! survives a surprising sparsity, and fine-tuning (a few epochs with the pruned weights
 //! masked) recovers most of what pruning lost. Speed is another matter: a sparse layer skips
 //! the zeros but pays for indices and irregular access, so it is faster than a dense one only
-//! below some density, which the measurements decide (see `dense_or_sparse`).
+//! below some density, which measurements decide (the graph compiler's `sparsify` pass uses
+//! sparse layers at or below `compiler::SPARSE_DENSITY_THRESHOLD`, the measured crossover).
 
 use thiserror::Error;
 

@@ -7,10 +7,12 @@
 //!
 //! The weights are quantised once, ahead of time, with one scale for the whole matrix
 //! ([`Granularity::PerTensor`]) or one per output ([`Granularity::PerOutput`]: a column of the
-//! `inputs × outputs` matrix here, a row of PyTorch's `outputs × inputs` weight). The input is
+//! `inputs × outputs` `f32` matrix, stored as one row of the quantised `outputs × inputs`
+//! values, like PyTorch's weight). The input is
 //! quantised at run time, one scale per row, because each example has its own range. The
-//! products are summed in `i32` (exact: 127 · 127 · inputs stays far below 2³¹ for any layer
-//! this crate builds) and only the final sum is scaled back to `f32`:
+//! products are summed in `i32` (exact: a sum of fewer than 2¹⁷ products of two int8 values
+//! cannot leave an `i32`, and the int8 product refuses longer ones, see
+//! [`crate::cpu::int8_matmul::MAXIMUM_INPUTS`]) and only the final sum is scaled back to `f32`:
 //!
 //! `y[r][c] = (Σ_k qx[r][k] · qw[k][c]) · sx[r] · sw[c] + b[c]`.
 
@@ -20,14 +22,15 @@ use crate::tensor::Tensor2d;
 // (`code/src/cpu/int8.rs`), where the graph's int8 operator can reach them; this module
 // keeps their old names and teaches the layer.
 pub use crate::cpu::int8::{
-    Granularity, LARGEST_LEVEL, QuantizationError, QuantizedRows, QuantizedWeights, quantize_rows,
+    Granularity, LARGEST_LEVEL, QuantizationError, QuantizedRows, QuantizedWeights,
+    linear_int8_into, quantize_rows,
 };
 pub(crate) use crate::cpu::int8::{check_finite, check_shapes};
 
 // ANCHOR: linear_int8
 /// `input · weights + bias` with int8 operands and `i32` sums: the input is quantised per
-/// row, every product of two int8 values is added exactly in `i32`, and each sum is scaled
-/// back once.
+/// row, every product of two int8 values is added exactly in `i32` by the crate's one int8
+/// product (the fastest kernel this processor has), and each sum is scaled back once.
 pub fn linear_int8(
     input: &Tensor2d,
     weights: &QuantizedWeights,
@@ -35,22 +38,8 @@ pub fn linear_int8(
 ) -> Result<Tensor2d, QuantizationError> {
     check_shapes(input, weights, bias)?;
     check_finite(bias, "bias")?;
-    let quantized = quantize_rows(input)?;
     let mut output = Tensor2d::zeros(input.rows(), weights.outputs());
-    for row in 0..input.rows() {
-        let input_values = &quantized.values[row * input.columns()..(row + 1) * input.columns()];
-        let row_scale = quantized.scales[row];
-        for output_index in 0..weights.outputs() {
-            let sum: i32 = input_values
-                .iter()
-                .zip(weights.output_values(output_index))
-                .map(|(&a, &b)| a as i32 * b as i32)
-                .sum();
-            let value = sum as f32 * row_scale * weights.scale(output_index)
-                + bias.as_slice()[output_index];
-            output.set(row, output_index, value);
-        }
-    }
+    linear_int8_into(input, weights, bias, false, &mut output)?;
     Ok(output)
 }
 // ANCHOR_END: linear_int8
@@ -109,6 +98,8 @@ mod tests {
             (16, 64, 10),
             (7, 129, 33),
             (32, 256, 64),
+            // Tiles of every height and a part-filled panel in the fast int8 kernels.
+            (19, 301, 70),
         ]
         .iter()
         .enumerate()
