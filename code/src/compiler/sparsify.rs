@@ -22,7 +22,8 @@ use crate::graph::{GraphError, Operator, ValidGraph};
 /// 3 % and 5 %, and the pass stays on the side where sparse still wins. The crossover is
 /// the machine's: on the 16-core Intel Xeon host of the NVIDIA H100 (`inference-sparsity-h100`)
 /// sparse wins only at 1 % (0.91× and 0.71×; 1.08× and 1.01× at 2 %), because 16 cores speed
-/// the dense kernel up more than the sparse one, which shares a batch of 64 rows out to four.
+/// the dense kernel up more than the sparse one, whose blocks of sixteen rows give a batch
+/// of 64 rows to at most four cores.
 pub const SPARSE_DENSITY_THRESHOLD: f64 = 0.03;
 // ANCHOR_END: threshold
 
@@ -53,8 +54,8 @@ pub fn sparsify(graph: &ValidGraph, maximum_density: f64) -> Result<ValidGraph, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::sparse::random_sparse_dense;
     use crate::graph::ChainBuilder;
-    use crate::parallel::csr::random_sparse_dense;
     use crate::tensor::Tensor2d;
 
     #[test]

@@ -105,7 +105,7 @@ fn block_into(
 mod tests {
     use super::*;
     use crate::cpu::linear_naive;
-    use crate::parallel::csr::random_sparse_dense;
+    use crate::cpu::sparse::random_sparse_dense;
     use crate::tensor::Tolerance;
 
     #[test]

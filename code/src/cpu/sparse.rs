@@ -340,3 +340,20 @@ impl CsrMatrix {
         }
     }
 }
+
+/// A `rows × columns` dense matrix with about `density` of its entries non-zero (values in
+/// ±1), seeded: the inputs of the tests, benchmarks and the density sweep.
+pub fn random_sparse_dense(rows: usize, columns: usize, density: f64, seed: u64) -> Tensor2d {
+    use rand::{RngExt, SeedableRng};
+    let mut generator = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let values = (0..rows * columns)
+        .map(|_| {
+            if generator.random::<f64>() < density {
+                generator.random_range(-1.0_f32..=1.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    Tensor2d::from_vec(rows, columns, values).expect("the length is rows · columns")
+}

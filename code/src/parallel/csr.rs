@@ -21,9 +21,10 @@ use rayon::prelude::*;
 
 use crate::tensor::Tensor2d;
 
-// The type and its constructors live in the `cpu` layer (`code/src/cpu/sparse.rs`), where
-// the graph's sparse operator can reach them; this module keeps its old names.
-pub use crate::cpu::sparse::{CsrError, CsrMatrix};
+// The type, its constructors and the random test matrices live in the `cpu` layer
+// (`code/src/cpu/sparse.rs`), where the graph's sparse operator and its tests can reach
+// them; this module keeps its old names.
+pub use crate::cpu::sparse::{CsrError, CsrMatrix, random_sparse_dense};
 
 // ANCHOR: dense_times_sparse
 /// The product `x · W` of dense rows `x` (`batch × inputs`) and sparse weights `W`
@@ -87,23 +88,6 @@ fn check_dense_times_sparse(inputs: &Tensor2d, weights: &CsrMatrix) -> Result<()
             right_columns: weights.columns(),
         })
     }
-}
-
-/// A `rows × columns` dense matrix with about `density` of its entries non-zero (values in
-/// ±1), seeded: the inputs of the tests, benchmarks and the density sweep.
-pub fn random_sparse_dense(rows: usize, columns: usize, density: f64, seed: u64) -> Tensor2d {
-    use rand::{RngExt, SeedableRng};
-    let mut generator = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let values = (0..rows * columns)
-        .map(|_| {
-            if generator.random::<f64>() < density {
-                generator.random_range(-1.0_f32..=1.0)
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    Tensor2d::from_vec(rows, columns, values).expect("the length is rows · columns")
 }
 
 /// The dense product `a · b`, the plain triple loop: the reference the sparse products
