@@ -45,14 +45,11 @@ pub(super) fn specs() -> Vec<FigureSpec> {
             "The int8 layer counts quantising the input rows and scaling the sums back; the products count the int8 product alone.",
         );
         speed.columns = 2;
-        if machine == "h100" {
-            speed = speed.optional();
-        }
         specs.push(speed);
     }
     for machine in ["epyc", "h100"] {
         let id = format!("inference-bits-{machine}");
-        let mut bits = FigureSpec::new(&id, &id)
+        let bits = FigureSpec::new(&id, &id)
             .subtitle("Median of three trained networks; the fp32 network for comparison")
             .panel(
                 None,
@@ -72,9 +69,6 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     labelled(reference("fp32"), "fp32"),
                 ],
             );
-        if machine == "h100" {
-            bits = bits.optional();
-        }
         specs.push(bits);
     }
     specs.push(
