@@ -17,6 +17,7 @@
 //! emphasised; it must then have six series or fewer.
 
 mod cpu_anchors;
+mod detector;
 mod fused_mlp;
 mod hot_loop;
 mod inference_batch;
@@ -400,6 +401,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     specs.extend(path_tracer::specs());
     specs.extend(point_cloud::specs());
     specs.extend(profiling::specs());
+    specs.extend(detector::specs());
     specs
 }
 // ANCHOR_END: figure_specs

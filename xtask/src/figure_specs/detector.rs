@@ -1,0 +1,48 @@
+//! The figures of the "Running YOLO" use case (module 4): a PicoDet detector's pipeline under
+//! ONNX Runtime on the CPU, written by `anchors/detector/profile_detector.py`. See the parent
+//! module for what a spec holds.
+
+use super::*;
+
+/// The figures this part of the book draws.
+pub(super) fn specs() -> Vec<FigureSpec> {
+    vec![
+        FigureSpec::new("detector-stages-epyc", "detector-stages-epyc")
+            .subtitle(
+                "One 1754 × 1240 page: the network is most of the time, but resizing and \
+                 normalising the picture in NumPy is not free",
+            )
+            .panel(
+                None,
+                vec![
+                    emphasised("network"),
+                    emphasised("pre-processing"),
+                    context("post-processing"),
+                ],
+            )
+            .note(
+                "Medians of 10 runs after a warm-up; the bands run from the fastest to the \
+                 slowest. Other programs were building on the same two cores.",
+            ),
+        FigureSpec::new("detector-operators-epyc", "detector-operators-epyc")
+            .subtitle(
+                "ONNX Runtime's profiler: the convolutions take more than half of the \
+                 network's time; the hard-swish's Mul and Div and the layout changes follow",
+            )
+            .panel(
+                None,
+                vec![
+                    emphasised("Conv"),
+                    context("Mul"),
+                    context("Div"),
+                    context("ReorderOutput"),
+                    context("ReorderInput"),
+                    context("other operators"),
+                ],
+            )
+            .note(
+                "Kernel time per operator type, the mean over 11 profiled runs. Other programs \
+                 were building on the same two cores.",
+            ),
+    ]
+}
