@@ -36,7 +36,7 @@ fn steps(machine: &str, counts: [&str; 2]) -> FigureSpec {
         .subtitle(
             "Steps: 1 one point per invocation, 2 Morton order, 3 early depth reject, \
              4 eight points per invocation, 5 packed 8-byte points. Each step keeps the ones \
-             before it; every step draws the same image.",
+             before it; each step's image is checked against the CPU reference first.",
         )
         .note("Median of the repeats, the range shaded; GPU timestamps around each pass.");
     for count in counts {
