@@ -14,8 +14,9 @@
 //!   no version going back, and after every round the newer of the two is the one left in
 //!   the slot.
 //! - **Serving during a long training**: `train_and_publish` trains for
-//!   [`TRAINING_STEP`] while a client sends a request every millisecond; most of them must
-//!   be answered before the training ends.
+//!   [`TRAINING_STEP`] while a client sends a request every millisecond, and another trainer
+//!   publishes a version in the middle of it; most of the requests must be answered before
+//!   the training ends.
 //!
 //! Every run has a time limit: threads that wait for each other forever are reported as a
 //! deadlock (and left behind, asleep), never a hang.
@@ -30,6 +31,14 @@ use crate::submission::Submission;
 
 /// How long `train` takes in the long-training part.
 pub const TRAINING_STEP: Duration = Duration::from_millis(400);
+
+/// In the long-training part, another trainer publishes version [`INTERLOPER_VERSION`] this
+/// long after `train` started: a `train_and_publish` that keeps any lock (even a read guard)
+/// while training makes that publish wait, and the server's reads queue behind it.
+const INTERLOPER_AFTER: Duration = Duration::from_millis(50);
+const INTERLOPER_VERSION: u64 = 5;
+/// The version that `train` returns in the long-training part (newer than the interloper's).
+const TRAINED_VERSION: u64 = 10;
 
 /// How long one run may take before it counts as a deadlock. A correct run takes well under
 /// a second, even on two busy cores.
@@ -184,8 +193,10 @@ pub fn check_code<C: SwapCode>() -> Vec<PartReport> {
     };
     part.push(
         format!(
-            "a request every millisecond while train_and_publish trains for {} ms",
-            TRAINING_STEP.as_millis()
+            "a request every millisecond while train_and_publish trains for {} ms (another \
+             trainer publishes {} ms into it)",
+            TRAINING_STEP.as_millis(),
+            INTERLOPER_AFTER.as_millis()
         ),
         verdict,
     );
@@ -655,6 +666,7 @@ fn serving_during_a_long_training<C: SwapCode>() -> Verdict {
     let timed: Mutex<Vec<Timed>> = Mutex::new(Vec::with_capacity(requests));
     let training: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
     let started_from = AtomicU64::new(u64::MAX);
+    let trainer_done = AtomicBool::new(false);
     let (request_sender, request_receiver) = channel();
     let (answer_sender, answer_receiver) = channel::<C::Answer>();
     let outcome: Result<(u64, Instant), Verdict> = std::thread::scope(|scope| {
@@ -681,11 +693,25 @@ fn serving_during_a_long_training<C: SwapCode>() -> Verdict {
                     let start = Instant::now();
                     std::thread::sleep(TRAINING_STEP);
                     *training.lock().unwrap() = Some((start, Instant::now()));
-                    C::model(version + 1, LAYERS, WIDTH)
+                    C::model(TRAINED_VERSION, LAYERS, WIDTH)
                 };
                 C::train_and_publish(&slot, &mut train);
+                trainer_done.store(true, Ordering::SeqCst);
                 let after = C::current(&slot);
                 (after.version, Instant::now())
+            })
+        });
+        // Another trainer, which publishes a version while `train` runs.
+        let interloper = scope.spawn(|| {
+            catching_panics(|| {
+                while started_from.load(Ordering::SeqCst) == u64::MAX {
+                    if trainer_done.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                std::thread::sleep(INTERLOPER_AFTER);
+                C::publish(&slot, C::model(INTERLOPER_VERSION, LAYERS, WIDTH));
             })
         });
         let start = Instant::now();
@@ -706,6 +732,7 @@ fn serving_during_a_long_training<C: SwapCode>() -> Verdict {
         drop(request_sender);
         joined(server)?;
         joined(collector)?;
+        joined(interloper)?;
         joined(trainer)
     });
     let (version_after, returned) = match outcome {
@@ -725,10 +752,10 @@ fn serving_during_a_long_training<C: SwapCode>() -> Verdict {
             started_from.load(Ordering::SeqCst)
         ));
     }
-    if version_after != 1 {
+    if version_after != TRAINED_VERSION {
         return Verdict::Unmet(format!(
             "after train_and_publish returned, current() gave version {version_after}, not the \
-             trained version 1: publish the model `train` returns"
+             trained version {TRAINED_VERSION}: publish the model `train` returns"
         ));
     }
     let timed = timed.into_inner().unwrap();
@@ -763,16 +790,19 @@ fn serving_during_a_long_training<C: SwapCode>() -> Verdict {
         return Verdict::Unmet(format!(
             "the server was blocked while the model trained: of the {during_count} requests sent \
              during the {} ms that `train` ran, only {answered_in_time} were answered before it \
-             finished, and one waited {} ms. Keep no lock (and nothing the server needs) while \
-             `train` runs: train from a copy of the current model, then publish",
+             finished, and one waited {} ms (another trainer published a version {} ms into the \
+             training). Keep no lock (not even a read guard: a publish waiting for the write \
+             lock makes the server's reads wait too) and nothing the server needs while `train` \
+             runs: train from the Arc that current() returns, then publish",
             TRAINING_STEP.as_millis(),
-            longest.as_millis()
+            longest.as_millis(),
+            INTERLOPER_AFTER.as_millis()
         ));
     }
     let stale_after = timed
         .iter()
         .enumerate()
-        .find(|(_, entry)| entry.sent > returned && entry.version < 1);
+        .find(|(_, entry)| entry.sent > returned && entry.version < TRAINED_VERSION);
     if let Some((id, entry)) = stale_after {
         return Verdict::Unmet(format!(
             "request {id} was sent after train_and_publish had returned, but was answered by \

@@ -5,12 +5,12 @@
 use super::*;
 
 /// The figures this part of the book draws: for the 2-core EPYC (`epyc`) and the H100
-/// machine's 16-core Xeon host (`h100-host`, drawn once its run has written the file).
+/// machine's 16-core Xeon host (`h100-host`).
 pub(super) fn specs() -> Vec<FigureSpec> {
     let mut specs = Vec::new();
     for machine in ["epyc", "h100-host"] {
         let id = format!("model-swap-accuracy-{machine}");
-        let mut accuracy = FigureSpec::new(&id, &id)
+        let accuracy = FigureSpec::new(&id, &id)
             .subtitle("Each step of the dashed line is a new version reaching the server")
             .panel(
                 None,
@@ -27,7 +27,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
             )
             .note("One request every 200 µs; one new version per epoch of training.");
         let id = format!("model-swap-latency-{machine}");
-        let mut latency = FigureSpec::new(&id, &id)
+        let latency = FigureSpec::new(&id, &id)
             .subtitle("At x %: that share of the requests waited longer than the line's value")
             .microseconds()
             .panel(
@@ -38,10 +38,6 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                 ],
             )
             .note("Median of the runs; the band spans the fastest and the slowest run.");
-        if machine == "h100-host" {
-            accuracy = accuracy.optional();
-            latency = latency.optional();
-        }
         specs.push(accuracy);
         specs.push(latency);
     }
