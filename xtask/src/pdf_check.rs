@@ -159,8 +159,17 @@ fn svg_labels(svg: &str) -> Vec<String> {
         let Some(close) = rest.find("</text>") else {
             break;
         };
-        if close > open_end {
+        // A label the SVG keeps hidden until clicked (a flame graph's "Reset Zoom") is not
+        // printed.
+        let hidden = rest[..open_end].contains("class=\"hide\"");
+        if close > open_end && !hidden {
             let label = collapse(&unescape(&rest[open_end + 1..close]));
+            // A flame graph shortens names that do not fit with "..", and the PDF's text
+            // can lose one of the dots: compare what comes before them.
+            let label = match label.strip_suffix("..") {
+                Some(shortened) => shortened.to_string(),
+                None => label,
+            };
             if label
                 .chars()
                 .filter(|character| character.is_alphabetic())
@@ -525,6 +534,13 @@ mod tests {
         let svg = r#"<svg><text x="1">Reading &amp; writing</text><text>0.1</text><text y="2">
             time (ms)</text></svg>"#;
         assert_eq!(svg_labels(svg), vec!["Reading & writing", "time (ms)"]);
+    }
+
+    #[test]
+    fn svg_labels_skip_hidden_text_and_compare_shortened_names_by_their_start() {
+        let svg =
+            r#"<svg><text class="hide">Reset Zoom</text><text>galaxy::cpu::lay..</text></svg>"#;
+        assert_eq!(svg_labels(svg), vec!["galaxy::cpu::lay"]);
     }
 
     #[test]
