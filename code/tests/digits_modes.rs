@@ -1,14 +1,17 @@
 //! The trained digits network, turned into a graph, gives the training code's probabilities
 //! and predictions in every execution mode, for batches of one image, an odd size, and the
-//! whole test set.
+//! whole test set; and its quantised and sparse versions predict alike in every mode that
+//! runs them.
 
 mod common;
 
 use common::{assert_close, context};
 use galaxy::Tolerance;
+use galaxy::cpu::int8::Granularity;
 use galaxy::inference::training::argmax_rows;
 use galaxy::inference::{Digits, TrainedNetwork, TrainingConfig, train};
 use galaxy::runner::ExecutionMode;
+use galaxy::runner::execution::WeightStorage;
 use galaxy::runner::execution::{CompiledBuffers, prepare_compiled_variant};
 use galaxy::runner::gpu::ComputePasses;
 
@@ -78,5 +81,40 @@ fn the_compiled_mode_overwrites_every_poisoned_buffer() {
         let actual = runner.run(&images).unwrap();
         assert_close(&actual, &expected, MODE_TOLERANCE, &format!("{buffers:?}"));
         assert_same_predictions(&argmax_rows(&actual), &expected, &format!("{buffers:?}"));
+    }
+}
+
+#[test]
+fn quantised_and_sparse_networks_predict_alike_on_the_cpu_and_in_every_gpu_mode() {
+    // The same quantised (or CSR) graph in every mode that runs it: the `Cpu` mode is the
+    // reference. An int8 graph can differ a little more than an `f32` one: a hidden value
+    // one rounding away from a half-way point quantises to the neighbouring level on one
+    // side only, so the tolerance is ten times the `f32` modes'.
+    let (network, split) = trained_network();
+    let images = split.test.images.clone();
+    let graph = network.to_graph(images.rows()).unwrap();
+    for storage in [
+        WeightStorage::Int8(Granularity::PerTensor),
+        WeightStorage::Int8(Granularity::PerOutput),
+        WeightStorage::Sparse {
+            maximum_density: 1.0,
+        },
+    ] {
+        let mut reference = ExecutionMode::Cpu
+            .prepare_with_weights(&graph, storage, None)
+            .unwrap();
+        let expected = reference.run(&images, 1).unwrap().remove(0);
+        for mode in ExecutionMode::ALL {
+            if !mode.runs_cheaper_operators() {
+                continue;
+            }
+            let mut execution = mode
+                .prepare_with_weights(&graph, storage, Some(context()))
+                .unwrap();
+            let actual = execution.run(&images, 1).unwrap().remove(0);
+            let what = format!("{storage:?}, {mode:?}");
+            assert_close(&actual, &expected, Tolerance::new(1e-3, 1e-4), &what);
+            assert_same_predictions(&argmax_rows(&actual), &expected, &what);
+        }
     }
 }

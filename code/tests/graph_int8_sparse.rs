@@ -216,7 +216,7 @@ fn modes_without_the_kernels_name_the_node_and_the_mode() {
             text.contains(&format!(
                 "the {} mode cannot run a linear_int8_relu node",
                 mode.name()
-            )) && text.contains("use the Cpu or CpuGraph mode"),
+            )) && text.contains("use a CPU mode (Cpu, CpuGraph) or a GPU graph mode"),
             "{text}"
         );
         let text = mode.prepare(&sparse, None).err().unwrap().to_string();

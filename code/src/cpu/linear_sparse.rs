@@ -95,7 +95,9 @@ fn block_into(
     for (lane_row, output_row) in output_rows.chunks_mut(outputs).enumerate() {
         for (value, lane) in output_row.iter_mut().zip(&output_lanes) {
             let result = lane[lane_row];
-            *value = if relu { result.max(0.0) } else { result };
+            // `result < 0.0` rather than `result.max(0.0)`, which turns a NaN into 0: a
+            // NaN passes through the ReLU, as in every other layer of the crate.
+            *value = if relu && result < 0.0 { 0.0 } else { result };
         }
     }
 }

@@ -10,13 +10,19 @@
 //! and `linear_strategy` (which kernel a layer runs). They live here rather than in
 //! [`crate::compiler`] because immediate mode runs them too, and a module never imports one
 //! the book teaches later; `compiler` re-exports them under its own name.
+//!
+//! Two more run module 3's cheaper layers in the graph runner: `linear_int8` (the input
+//! quantised row by row on the GPU, then `i32` dot products of packed int8 levels) and
+//! `linear_sparse` (weights in compressed sparse columns).
 
 pub mod context;
 pub mod dispatch;
 pub mod error;
 pub mod fused_mlp;
 pub mod kernel;
+pub mod linear_int8;
 pub mod linear_search;
+pub mod linear_sparse;
 pub mod linear_strategy;
 pub mod pipeline_cache;
 pub mod preprocessor;

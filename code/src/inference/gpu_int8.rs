@@ -1,38 +1,21 @@
-//! The int8 linear layer on the GPU (`shaders/inference/linear_int8.wgsl`): the input is
-//! quantised row by row on the host, four int8 values are packed into each `u32`, and each
-//! invocation computes one output element with `i32` sums, either with WGSL's
-//! `dot4I8Packed` or with the bytes unpacked by hand.
+//! The int8 linear layer on the GPU, one layer at a time: the kernels of
+//! [`crate::gpu::linear_int8`] (`shaders/quantize_rows.wgsl` quantises the input row by row on
+//! the GPU, `shaders/linear_int8.wgsl` sums packed int8 levels in `i32`, either with WGSL's
+//! `dot4I8Packed` or with the bytes unpacked by hand), wrapped with the checks that turn bad
+//! input into an error before anything reaches the GPU. The graph runner runs the same
+//! kernels for a `LinearInt8` node.
 
-use crate::gpu::dispatch::{WorkgroupGrid, workgroups_for};
-use crate::gpu::record::{BoundDispatch, uniform_buffer};
-use crate::gpu::{GpuContext, GpuError, compile_wgsl};
-use crate::inference::quantization::{
-    QuantizationError, QuantizedRows, QuantizedWeights, check_shapes, quantize_rows,
+pub use crate::gpu::linear_int8::{Int8Kernel, pack_rows};
+use crate::gpu::linear_int8::{
+    Int8Weights, QuantizedActivations, bind_linear_int8, bind_quantize_rows, linear_int8_pipeline,
+    quantize_rows_pipeline,
 };
-use crate::parallel::gpu_arrays::{poisoned, read_back, upload};
+use crate::gpu::{GpuContext, GpuError, GpuTensor, PipelineCache, Readback, ShaderCompilation};
+use crate::inference::quantization::{
+    QuantizationError, QuantizedWeights, check_finite, check_shapes,
+};
 use crate::tensor::Tensor2d;
 use thiserror::Error;
-
-/// The side of the square workgroup (8 × 8 invocations).
-const WORKGROUP_SIDE: u32 = 8;
-
-/// Which entry point computes the dot products.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Int8Kernel {
-    /// `dot4I8Packed`: one instruction per four products where the GPU has it.
-    PackedDotProduct,
-    /// The bytes extracted and multiplied one by one.
-    Unpacked,
-}
-
-impl Int8Kernel {
-    fn entry_point(self) -> &'static str {
-        match self {
-            Int8Kernel::PackedDotProduct => "linear_int8_dot4",
-            Int8Kernel::Unpacked => "linear_int8_unpacked",
-        }
-    }
-}
 
 /// A GPU int8 layer failed: bad input, or the GPU.
 #[derive(Debug, Error)]
@@ -43,43 +26,14 @@ pub enum GpuInt8Error {
     Gpu(#[from] GpuError),
 }
 
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-struct Dimensions {
-    rows: u32,
-    outputs: u32,
-    words: u32,
-    padding: u32,
-}
-
-// ANCHOR: pack
-/// Packs int8 rows of `columns` values into `u32` words, four per word, the first value in
-/// the lowest byte (the order `dot4I8Packed` reads); a row's last word is padded with zeros.
-pub fn pack_rows(values: &[i8], columns: usize) -> Vec<u32> {
-    let words = columns.div_ceil(4);
-    let rows = values.len().checked_div(columns).unwrap_or(0);
-    let mut packed = Vec::with_capacity(rows * words);
-    for row in values.chunks(columns.max(1)).take(rows) {
-        for chunk in row.chunks(4) {
-            let mut bytes = [0u8; 4];
-            for (byte, &value) in bytes.iter_mut().zip(chunk) {
-                *byte = value as u8;
-            }
-            packed.push(u32::from_le_bytes(bytes));
-        }
-    }
-    packed
-}
-// ANCHOR_END: pack
-
 /// An int8 layer whose weights live on the GPU, ready to run on many inputs.
 pub struct GpuInt8Linear {
-    pipeline: wgpu::ComputePipeline,
-    weight_words: wgpu::Buffer,
-    weight_scales: wgpu::Buffer,
-    bias: wgpu::Buffer,
     weights: QuantizedWeights,
-    bias_values: Tensor2d,
+    bias: Tensor2d,
+    gpu_weights: Int8Weights,
+    gpu_bias: GpuTensor,
+    quantize: wgpu::ComputePipeline,
+    linear: wgpu::ComputePipeline,
 }
 
 impl GpuInt8Linear {
@@ -92,88 +46,46 @@ impl GpuInt8Linear {
     ) -> Result<GpuInt8Linear, GpuInt8Error> {
         // An input of the right width checks the bias's shape for us.
         check_shapes(&Tensor2d::zeros(0, weights.inputs()), weights, bias)?;
-        let source = include_str!("../../../shaders/inference/linear_int8.wgsl");
-        let pipeline = compile_wgsl(context, "linear_int8", source, kernel.entry_point(), &[])?;
-        let scales: Vec<f32> = (0..weights.outputs())
-            .map(|output| weights.scale(output))
-            .collect();
+        let pipelines = PipelineCache::new(ShaderCompilation::Cached);
         Ok(GpuInt8Linear {
-            pipeline,
-            weight_words: upload(
-                context,
-                "int8 weights",
-                &pack_rows(weights.values(), weights.inputs()),
-            ),
-            weight_scales: upload(context, "int8 weight scales", &scales),
-            bias: upload(context, "int8 bias", bias.as_slice()),
             weights: weights.clone(),
-            bias_values: bias.clone(),
+            bias: bias.clone(),
+            gpu_weights: Int8Weights::upload(context, weights),
+            gpu_bias: GpuTensor::upload(context, bias, Readback::Never)?,
+            quantize: quantize_rows_pipeline(context, &pipelines)?,
+            linear: linear_int8_pipeline(context, &pipelines, kernel, false)?,
         })
     }
 
     // ANCHOR: run
-    /// `input · weights + bias`: quantises `input` per row, uploads it packed, runs the
-    /// kernel on an output poisoned with NaN, and reads the result back.
+    /// `input · weights + bias`: checks `input`, uploads it, quantises it per row and
+    /// multiplies it on the GPU, into an output poisoned with NaN, and reads the result back.
     pub fn run(&self, context: &GpuContext, input: &Tensor2d) -> Result<Tensor2d, GpuInt8Error> {
-        check_shapes(input, &self.weights, &self.bias_values)?;
-        let quantized: QuantizedRows = quantize_rows(input)?;
-        let rows = input.rows();
-        let outputs = self.weights.outputs();
+        check_shapes(input, &self.weights, &self.bias)?;
+        // The GPU would turn a non-finite row into NaN outputs; here we can say why.
+        check_finite(input, "input")?;
+        let (rows, outputs) = (input.rows(), self.weights.outputs());
         if rows == 0 || outputs == 0 {
             return Ok(Tensor2d::zeros(rows, outputs));
         }
-        let words = input.columns().div_ceil(4);
-        let input_words = upload(
-            context,
-            "int8 input",
-            &pack_rows(&quantized.values, input.columns()),
-        );
-        let input_scales = upload(context, "int8 input scales", &quantized.scales);
-        let output = poisoned(context, "int8 output", rows * outputs);
-        let dimensions = uniform_buffer(
-            context,
-            &Dimensions {
-                rows: rows as u32,
-                outputs: outputs as u32,
-                words: words as u32,
-                padding: 0,
-            },
-        );
-        let columns = workgroups_for(outputs, WORKGROUP_SIDE);
-        let row_groups = workgroups_for(rows, WORKGROUP_SIDE);
-        let limit = u64::from(context.limits().max_compute_workgroups_per_dimension);
-        if columns > limit || row_groups > limit {
-            return Err(GpuError::DispatchTooLarge {
-                operation: "linear_int8",
-                workgroups: columns * row_groups,
-                limit: limit as u32,
-            }
-            .into());
-        }
-        let grid = WorkgroupGrid {
-            x: columns as u32,
-            y: row_groups as u32,
-            z: 1,
-        };
-        let dispatch = BoundDispatch::new(
-            context,
-            &self.pipeline,
-            &[
-                &input_words,
-                &input_scales,
-                &self.weight_words,
-                &self.weight_scales,
-                &self.bias,
-                &output,
-                &dimensions,
-            ],
-            grid,
-        );
+        let gpu_input = GpuTensor::upload(context, input, Readback::Never)?;
+        let activations =
+            QuantizedActivations::new(context, rows, input.columns(), Readback::Never)?;
+        let output = GpuTensor::uninitialized(context, rows, outputs, Readback::Needed)?;
+        output.fill(context, f32::NAN);
         let mut encoder = context.create_encoder("linear_int8");
-        dispatch.record(&mut encoder);
+        bind_quantize_rows(context, &self.quantize, &gpu_input, &activations)?.record(&mut encoder);
+        bind_linear_int8(
+            context,
+            &self.linear,
+            &activations,
+            &self.gpu_weights,
+            &self.gpu_bias,
+            &output,
+        )?
+        .record(&mut encoder);
         context.submit(encoder);
-        let values: Vec<f32> = read_back(context, &output, rows * outputs)?;
-        Ok(Tensor2d::from_vec(rows, outputs, values).expect("rows × outputs values"))
+        Ok(output.download(context)?)
     }
     // ANCHOR_END: run
 }
@@ -182,12 +94,6 @@ impl GpuInt8Linear {
 mod tests {
     use super::*;
     use crate::inference::quantization::{Granularity, linear_int8};
-
-    #[test]
-    fn packing_puts_the_first_value_in_the_lowest_byte_and_pads_with_zeros() {
-        let packed = pack_rows(&[1, -1, 2, -128, 5, 6], 3);
-        assert_eq!(packed, vec![0x0002_FF01, 0x0006_0580]);
-    }
 
     #[test]
     fn both_gpu_kernels_match_the_cpu_int8_layer_on_many_shapes() {

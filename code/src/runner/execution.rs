@@ -99,10 +99,14 @@ impl ExecutionMode {
         }
     }
 
-    /// Whether the mode has kernels for module 3's int8 and sparse linear layers. The
-    /// others refuse a graph that holds one with an error that names the node.
+    /// Whether the mode has kernels for module 3's int8 and sparse linear layers: the CPU
+    /// modes and every GPU graph mode do. Immediate mode and the op-code runner refuse a
+    /// graph that holds one with an error that names the node and the modes that run it.
     pub fn runs_cheaper_operators(self) -> bool {
-        matches!(self, ExecutionMode::Cpu | ExecutionMode::CpuGraph)
+        !matches!(
+            self,
+            ExecutionMode::Immediate | ExecutionMode::ImmediateCached | ExecutionMode::OpCode
+        )
     }
 
     pub fn uses_gpu(self) -> bool {

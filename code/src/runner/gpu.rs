@@ -7,10 +7,17 @@
 //! into one command encoder, submits once and waits once. Compared with immediate mode, the weights no longer cross
 //! the bus on every call, and the GPU gets the whole graph in one go instead of one
 //! operator at a time with a round trip in between.
+//!
+//! Module 3's cheaper layers run here too: an int8 layer as two kernels (its input
+//! quantised row by row, then `i32` dot products; [`crate::gpu::linear_int8`]) and a
+//! sparse one as one kernel over its weights by column ([`crate::gpu::linear_sparse`]).
+//! Their weights are uploaded at preparation, like every other constant.
 
 use std::sync::{Mutex, MutexGuard};
 
 use crate::compiler::linear_strategy::LinearSelection;
+use crate::gpu::linear_int8::{GpuInt8Layer, Int8Kernel};
+use crate::gpu::linear_sparse::{SparseWeights, bind_linear_sparse, linear_sparse_pipeline};
 use crate::gpu::record::{
     BoundDispatch, bind_add, bind_relu, bind_relu_in_place, bind_softmax, record_in_one_pass,
 };
@@ -69,6 +76,10 @@ pub struct GpuGraphRunner<'context> {
     constants: Vec<Option<GpuTensor>>,
     /// Scratch buffers for `LinearReluSoftmax`, which runs as two kernels on the GPU.
     scratch: Vec<Option<GpuTensor>>,
+    /// The int8 and sparse layers, by node, with their weights uploaded.
+    cheaper: Vec<Option<CheaperLayer>>,
+    /// Whether an int8 layer reads the graph's input, which must then be finite.
+    input_feeds_int8: bool,
     pipelines: PipelineCache,
     options: GpuRunnerOptions,
     /// With cached pipelines, every dispatch of the graph bound once, at preparation.
@@ -81,6 +92,12 @@ pub struct GpuGraphRunner<'context> {
     upload: Mutex<UploadBuffer>,
 }
 // ANCHOR_END: gpu_graph_runner
+
+/// A prepared int8 or sparse layer.
+enum CheaperLayer {
+    Int8(GpuInt8Layer),
+    Sparse { weights: SparseWeights, relu: bool },
+}
 
 impl<'context> GpuGraphRunner<'context> {
     // ANCHOR: gpu_prepare
@@ -111,7 +128,6 @@ impl<'context> GpuGraphRunner<'context> {
         plan: BufferPlan,
         options: GpuRunnerOptions,
     ) -> Result<GpuGraphRunner<'context>, RunError> {
-        crate::runner::reject_cheaper_operators(graph, "GPU graph")?;
         let result_buffer = plan.buffer_of[graph.result().0];
         let buffers = plan
             .buffer_shapes
@@ -130,7 +146,35 @@ impl<'context> GpuGraphRunner<'context> {
         let nodes = &graph.graph().nodes;
         let mut constants = Vec::with_capacity(nodes.len());
         let mut scratch = Vec::with_capacity(nodes.len());
+        let mut cheaper = Vec::with_capacity(nodes.len());
+        let pipelines = PipelineCache::new(options.compilation);
+        // The packed dot product where the device compiles it, found once per runner.
+        let mut int8_kernel = None;
         for (index, node) in nodes.iter().enumerate() {
+            // A linear layer's weights are its second input.
+            let weights = node.inputs.get(1).map(|id| &nodes[id.0].operator);
+            cheaper.push(match (&node.operator, weights) {
+                (&Operator::LinearInt8 { relu }, Some(Operator::QuantizedConstant(weights))) => {
+                    let kernel = *int8_kernel
+                        .get_or_insert_with(|| Int8Kernel::best_for(context, &pipelines));
+                    let rows = graph.shape(TensorId(index)).0;
+                    Some(CheaperLayer::Int8(GpuInt8Layer::prepare(
+                        context,
+                        weights,
+                        rows,
+                        kernel,
+                        relu,
+                        Readback::Never,
+                    )?))
+                }
+                (&Operator::LinearSparse { relu }, Some(Operator::SparseConstant(weights))) => {
+                    Some(CheaperLayer::Sparse {
+                        weights: SparseWeights::upload(context, weights),
+                        relu,
+                    })
+                }
+                _ => None,
+            });
             constants.push(match &node.operator {
                 Operator::Constant(tensor) => {
                     Some(GpuTensor::upload(context, tensor, Readback::Never)?)
@@ -150,6 +194,9 @@ impl<'context> GpuGraphRunner<'context> {
                 _ => None,
             });
         }
+        let input_feeds_int8 = nodes.iter().any(|node| {
+            matches!(node.operator, Operator::LinearInt8 { .. }) && node.inputs[0] == graph.input()
+        });
         let input_buffer = plan.buffer_of[graph.input().0].expect("the input has a buffer");
         let upload = Mutex::new(UploadBuffer::for_tensor(context, &buffers[input_buffer]));
         let mut runner = GpuGraphRunner {
@@ -159,7 +206,9 @@ impl<'context> GpuGraphRunner<'context> {
             buffers,
             constants,
             scratch,
-            pipelines: PipelineCache::new(options.compilation),
+            cheaper,
+            input_feeds_int8,
+            pipelines,
             options,
             bound: None,
             loop_copies: Mutex::new(Vec::new()),
@@ -263,6 +312,11 @@ impl<'context> GpuGraphRunner<'context> {
                 given: input.shape(),
             });
         }
+        // The CPU refuses to quantise a non-finite value; the GPU kernel can only turn its
+        // row into NaN. Where the value comes straight from the caller, say so as the CPU does.
+        if self.input_feeds_int8 {
+            crate::cpu::int8::check_finite(input, "input")?;
+        }
         let upload = self
             .upload
             .lock()
@@ -324,13 +378,35 @@ impl<'context> GpuGraphRunner<'context> {
                 strategy.bind(context, &pipeline, input, weights, argument(2), destination)
             };
             match node.operator {
-                Operator::Input { .. } | Operator::Constant(_) | Operator::Output => {}
-                // Refused when the runner was prepared (`reject_cheaper_operators`).
-                Operator::QuantizedConstant(_)
+                Operator::Input { .. }
+                | Operator::Constant(_)
+                | Operator::QuantizedConstant(_)
                 | Operator::SparseConstant(_)
-                | Operator::LinearInt8 { .. }
-                | Operator::LinearSparse { .. } => {
-                    unreachable!("the GPU graph runner refuses int8 and sparse layers")
+                | Operator::Output => {}
+                // The weights were uploaded at preparation; the bias is a plain tensor.
+                Operator::LinearInt8 { .. } | Operator::LinearSparse { .. } => {
+                    match self.cheaper[id.0]
+                        .as_ref()
+                        .expect("prepared with its weights")
+                    {
+                        CheaperLayer::Int8(layer) => dispatches.extend(layer.bind(
+                            context,
+                            &self.pipelines,
+                            argument(0),
+                            argument(2),
+                            output,
+                        )?),
+                        CheaperLayer::Sparse { weights, relu } => {
+                            dispatches.push(bind_linear_sparse(
+                                context,
+                                &linear_sparse_pipeline(context, &self.pipelines, *relu)?,
+                                argument(0),
+                                weights,
+                                argument(2),
+                                output,
+                            )?)
+                        }
+                    }
                 }
                 Operator::Linear => dispatches.push(linear(false, output)?),
                 Operator::LinearRelu => dispatches.push(linear(true, output)?),

@@ -73,7 +73,8 @@ pub enum RunError {
 }
 
 /// Fails with [`RunError::CheaperOperatorNotSupported`] if `graph` holds an int8 or sparse
-/// node: the modes that have no kernel for them call this before preparing anything.
+/// node: the modes that have no kernel for them (immediate mode and the op-code runner)
+/// call this before preparing anything.
 pub fn reject_cheaper_operators(graph: &ValidGraph, mode: &'static str) -> Result<(), RunError> {
     let found = graph.graph().nodes.iter().enumerate().find(|(_, node)| {
         matches!(
@@ -87,7 +88,7 @@ pub fn reject_cheaper_operators(graph: &ValidGraph, mode: &'static str) -> Resul
             node,
             operator: found.operator.name(),
             mode,
-            supported: "the Cpu or CpuGraph mode",
+            supported: "a CPU mode (Cpu, CpuGraph) or a GPU graph mode (Graph…, GraphLoop…, GraphCompiled)",
         }),
     }
 }
