@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use galaxy::bench::hardware::hardware_description;
-use galaxy::bench::repeats::Repeats;
+use galaxy::bench::repeats::{Repeats, interleaved};
 use galaxy::compiler::{quantize, sparsify};
 use galaxy::cpu::int8::Granularity;
 use galaxy::figure::{Axis, Figure, Point};
@@ -28,7 +28,7 @@ use galaxy::inference::pruning::prune_and_fine_tune;
 use galaxy::inference::training::{accuracy, argmax_rows};
 use galaxy::inference::{Digits, Split, TrainedNetwork, TrainingConfig, train};
 use galaxy::runner::ExecutionMode;
-use galaxy::runner::execution::WeightStorage;
+use galaxy::runner::execution::{Execution, WeightStorage};
 use galaxy::tensor::Tensor2d;
 
 #[derive(Parser)]
@@ -168,90 +168,128 @@ struct Networks {
     pruned: TrainedNetwork,
 }
 
-/// What one configuration measured: milliseconds per image, and the test accuracy of the
-/// predictions of its first pass.
-struct Measurement {
-    per_image: Repeats,
+/// One configuration, prepared: its executions (one per call size: a last, shorter batch
+/// needs its own), the test images cut into its batches, and what its first pass found.
+struct Prepared {
+    executions: Vec<(usize, Execution<'static>)>,
+    batches: Vec<Tensor2d>,
+    images: usize,
     images_per_call: usize,
+    /// Passes over the test set per timed sample.
+    passes: usize,
     accuracy_percent: f64,
     /// Test images whose predicted class differs from the full fp32 network's.
     changed_predictions: usize,
+    predictions: Vec<u8>,
 }
 
 // ANCHOR: measure
-/// Prepares the configuration's graphs once (one per call size: a last, shorter batch
-/// needs its own), then times passes over the whole test set.
-fn measure(
-    configuration: Configuration,
-    networks: &Networks,
-    split: &Split,
-    reference_predictions: &[u8],
-    repeats: usize,
-) -> Result<Measurement, Box<dyn std::error::Error>> {
-    let test = &split.test;
-    let images_per_call = match configuration.batch {
-        Batch::Images(count) => count.min(test.len()),
-        Batch::WholeTestSet => test.len(),
-    };
-    let network = match configuration.weights {
-        Weights::PrunedSparse => &networks.pruned,
-        _ => &networks.full,
-    };
-    let batches = cut_into_batches(&test.images, images_per_call)?;
-    let mut executions = Vec::new();
-    for rows in batch_sizes(test.len(), images_per_call) {
-        let graph = network.to_graph(rows)?;
-        check_storage(&graph, configuration)?;
-        let execution =
-            configuration
-                .mode
-                .prepare_with_weights(&graph, configuration.storage(), None)?;
-        executions.push((rows, execution));
+impl Prepared {
+    /// Prepares the graphs (the weight passes run here, once, not in the timed passes),
+    /// runs one pass to measure the accuracy, and a second to decide how many passes one
+    /// sample takes.
+    fn new(
+        configuration: Configuration,
+        networks: &Networks,
+        split: &Split,
+        reference_predictions: &[u8],
+    ) -> Result<Prepared, Box<dyn std::error::Error>> {
+        let test = &split.test;
+        let images_per_call = match configuration.batch {
+            Batch::Images(count) => count.min(test.len()),
+            Batch::WholeTestSet => test.len(),
+        };
+        let network = match configuration.weights {
+            Weights::PrunedSparse => &networks.pruned,
+            _ => &networks.full,
+        };
+        let mut executions = Vec::new();
+        for rows in batch_sizes(test.len(), images_per_call) {
+            let graph = network.to_graph(rows)?;
+            check_storage(&graph, configuration)?;
+            let execution =
+                configuration
+                    .mode
+                    .prepare_with_weights(&graph, configuration.storage(), None)?;
+            executions.push((rows, execution));
+        }
+        let mut prepared = Prepared {
+            executions,
+            batches: cut_into_batches(&test.images, images_per_call)?,
+            images: test.len(),
+            images_per_call,
+            passes: 1,
+            accuracy_percent: 0.0,
+            changed_predictions: 0,
+            predictions: Vec::with_capacity(test.len()),
+        };
+        prepared.pass()?;
+        prepared.accuracy_percent = 100.0 * accuracy(&prepared.predictions, &test.labels) as f64;
+        prepared.changed_predictions = prepared
+            .predictions
+            .iter()
+            .zip(reference_predictions)
+            .filter(|(a, b)| a != b)
+            .count();
+        // Enough passes per sample to last about 20 ms, so that the clock's resolution
+        // and one-off interruptions matter little.
+        let start = Instant::now();
+        prepared.pass()?;
+        let once = start.elapsed().as_secs_f64().max(1e-7);
+        prepared.passes = ((0.02 / once).ceil() as usize).clamp(1, 10_000);
+        Ok(prepared)
     }
-    // One pass: every batch through the execution prepared for its size.
-    let mut pass = |predictions: &mut Vec<u8>| -> Result<(), Box<dyn std::error::Error>> {
-        predictions.clear();
-        for batch in &batches {
-            let (_, execution) = executions
+
+    /// One pass over the test set: every batch through the execution prepared for its
+    /// size, the class probabilities read back and turned into predictions.
+    fn pass(&mut self) -> Result<(), Box<dyn std::error::Error>> {
+        self.predictions.clear();
+        for batch in &self.batches {
+            let (_, execution) = self
+                .executions
                 .iter_mut()
                 .find(|(rows, _)| *rows == batch.rows())
                 .ok_or("no execution prepared for a batch size")?;
             let probabilities = execution.run(batch, 1)?;
-            predictions.extend(argmax_rows(&probabilities[0]));
+            self.predictions.extend(argmax_rows(&probabilities[0]));
         }
         Ok(())
-    };
-    let mut predictions = Vec::with_capacity(test.len());
-    pass(&mut predictions)?;
-    let accuracy_percent = 100.0 * accuracy(&predictions, &test.labels) as f64;
-    let changed_predictions = predictions
-        .iter()
-        .zip(reference_predictions)
-        .filter(|(a, b)| a != b)
-        .count();
-    // Enough passes per sample to last about 20 ms, so that the clock's resolution and
-    // one-off interruptions matter little.
-    let start = Instant::now();
-    pass(&mut predictions)?;
-    let once = start.elapsed().as_secs_f64().max(1e-7);
-    let passes = ((0.02 / once).ceil() as usize).clamp(1, 10_000);
-    let mut samples = Vec::with_capacity(repeats);
-    for _ in 0..repeats.max(1) {
+    }
+
+    /// One timed sample: milliseconds per image over `passes` passes.
+    fn sample(&mut self) -> Result<f64, Box<dyn std::error::Error>> {
         let start = Instant::now();
-        for _ in 0..passes {
-            pass(&mut predictions)?;
+        for _ in 0..self.passes {
+            self.pass()?;
         }
         let milliseconds = start.elapsed().as_secs_f64() * 1000.0;
-        samples.push(milliseconds / (passes * test.len()) as f64);
+        Ok(milliseconds / (self.passes * self.images) as f64)
     }
-    Ok(Measurement {
-        per_image: Repeats::new(samples).ok_or("no samples")?,
-        images_per_call,
-        accuracy_percent,
-        changed_predictions,
-    })
 }
 // ANCHOR_END: measure
+
+/// Prepares every configuration, then takes `repeats` samples of each, interleaved (one of
+/// each in turn), so that whatever else the machine does slows every configuration alike.
+fn measure_all(
+    configurations: &[Configuration],
+    networks: &Networks,
+    split: &Split,
+    reference_predictions: &[u8],
+    repeats: usize,
+) -> Result<Vec<(Prepared, Repeats)>, Box<dyn std::error::Error>> {
+    let mut prepared = configurations
+        .iter()
+        .map(|&configuration| Prepared::new(configuration, networks, split, reference_predictions))
+        .collect::<Result<Vec<_>, _>>()?;
+    let samples = interleaved(prepared.len(), repeats, |index, _| {
+        prepared[index].sample().map(Some)
+    })?;
+    prepared
+        .into_iter()
+        .zip(samples)
+        .map(|(prepared, samples)| Ok((prepared, Repeats::new(samples).ok_or("no samples")?)))
+        .collect()
+}
 
 /// The call sizes a pass over `total` images in calls of `per_call` needs: `per_call`, and
 /// the remainder if there is one.
@@ -362,24 +400,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         100.0 * pruned.accuracy(&split.test)
     );
     let networks = Networks { full, pruned };
-    let measure_one = |configuration| {
-        measure(
-            configuration,
+
+    if let Some(step) = options.only {
+        let results = measure_all(
+            &[step.configuration()],
             &networks,
             &split,
             &reference_predictions,
             options.repeats,
-        )
-    };
-
-    if let Some(step) = options.only {
-        let result = measure_one(step.configuration())?;
-        print_step(step.name(), &result);
+        )?;
+        let (prepared, times) = &results[0];
+        print_step(step.name(), prepared, times);
         return Ok(());
     }
 
     // The figure: every mode and weights at 1, 64 and all images per call; the ladder is
     // six of these points.
+    let mut configurations = Vec::new();
+    for (mode, weights) in [
+        (ExecutionMode::Cpu, Weights::Float32),
+        (ExecutionMode::CpuGraph, Weights::Float32),
+        (ExecutionMode::CpuGraph, Weights::Int8),
+        (ExecutionMode::CpuGraph, Weights::PrunedSparse),
+    ] {
+        for batch in [Batch::Images(1), Batch::Images(64), Batch::WholeTestSet] {
+            configurations.push(Configuration {
+                mode,
+                weights,
+                batch,
+            });
+        }
+    }
+    let results = measure_all(
+        &configurations,
+        &networks,
+        &split,
+        &reference_predictions,
+        options.repeats,
+    )?;
     let mut figure = Figure {
         id: format!("inference-steps-{}", options.machine),
         title: "The digit classifier, step by step: time per image against images per call".into(),
@@ -393,42 +451,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         hardware: hardware.clone(),
         command: format!(
-            "cargo run --release -p galaxy --example inference_steps -- {}; median, fastest and slowest of the passes over the test set ({})",
+            "cargo run --release -p galaxy --example inference_steps -- {}; median, fastest and slowest of the samples, interleaved, each a whole number of passes over the test set ({})",
             std::env::args().skip(1).collect::<Vec<_>>().join(" "),
             std::env::var("GALAXY_RUN_DATE").unwrap_or_else(|_| "date not recorded".into())
         ),
         series: Vec::new(),
     };
-    let mut results = Vec::new();
-    for (mode, weights) in [
-        (ExecutionMode::Cpu, Weights::Float32),
-        (ExecutionMode::CpuGraph, Weights::Float32),
-        (ExecutionMode::CpuGraph, Weights::Int8),
-        (ExecutionMode::CpuGraph, Weights::PrunedSparse),
-    ] {
-        for batch in [Batch::Images(1), Batch::Images(64), Batch::WholeTestSet] {
-            let configuration = Configuration {
-                mode,
-                weights,
-                batch,
-            };
-            let result = measure_one(configuration)?;
-            let times = &result.per_image;
-            let series = format!(
-                "{} ({:.1} % right)",
-                configuration.series(),
-                result.accuracy_percent
-            );
-            figure.push_with_spread(
-                &series,
-                Point {
-                    x: result.images_per_call as f64,
-                    y: times.median(),
-                },
-                times.spread().ok_or("no spread")?,
-            );
-            results.push((configuration, result));
-        }
+    for (configuration, (prepared, times)) in configurations.iter().zip(&results) {
+        let series = format!(
+            "{} ({:.1} % right)",
+            configuration.series(),
+            prepared.accuracy_percent
+        );
+        figure.push_with_spread(
+            &series,
+            Point {
+                x: prepared.images_per_call as f64,
+                y: times.median(),
+            },
+            times.spread().ok_or("no spread")?,
+        );
     }
 
     println!();
@@ -436,11 +478,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "step | ms per image (min-max) | ms per call | images/s | accuracy % | predictions changed"
     );
     for step in Step::ALL {
-        let (_, result) = results
+        let index = configurations
             .iter()
-            .find(|(configuration, _)| *configuration == step.configuration())
+            .position(|configuration| *configuration == step.configuration())
             .ok_or("a step was not measured")?;
-        print_step(step.name(), result);
+        let (prepared, times) = &results[index];
+        print_step(step.name(), prepared, times);
     }
     std::fs::create_dir_all(&options.out)?;
     figure.write_csv(&options.out)?;
@@ -448,16 +491,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn print_step(name: &str, result: &Measurement) {
-    let times = &result.per_image;
+fn print_step(name: &str, prepared: &Prepared, times: &Repeats) {
     println!(
         "{name} | {:.5} ({:.5}-{:.5}) | {:.4} | {:.0} | {:.2} | {}",
         times.median(),
         times.minimum(),
         times.maximum(),
-        times.median() * result.images_per_call as f64,
+        times.median() * prepared.images_per_call as f64,
         1000.0 / times.median(),
-        result.accuracy_percent,
-        result.changed_predictions
+        prepared.accuracy_percent,
+        prepared.changed_predictions
     );
 }

@@ -23,6 +23,7 @@ mod hot_loop;
 mod inference_batch;
 mod inference_quantised;
 mod inference_sparse;
+mod inference_steps;
 mod model_swap;
 mod numbers;
 mod parallel;
@@ -402,6 +403,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     specs.extend(point_cloud::specs());
     specs.extend(profiling::specs());
     specs.extend(detector::specs());
+    specs.extend(inference_steps::specs());
     specs
 }
 // ANCHOR_END: figure_specs
