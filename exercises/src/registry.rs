@@ -342,6 +342,15 @@ pub const EXERCISES: &[Exercise] = &[
         page: "module-3/exercise-inference-pipeline/training-on-one-thread-inferring-on-another.md",
         checker: checkers::model_swap::check,
     },
+    Exercise {
+        name: "profile-hot-spot",
+        title: "Profile, find the hot spots, keep the results",
+        level: 4,
+        has_wgsl: false,
+        has_rust: true,
+        page: "module-4/exercise-profile-your-own-system/profiling-the-sample-programs.md",
+        checker: checkers::profile_hot_spot::check,
+    },
 ];
 
 /// The exercise called `name`.

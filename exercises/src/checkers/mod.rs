@@ -17,6 +17,7 @@ pub mod model_swap;
 pub mod operator_enum;
 pub mod parallel_histogram;
 pub mod parallel_schedule;
+pub mod profile_hot_spot;
 pub mod relu_in_place;
 pub mod reusable_buffers;
 pub mod softmax_tree;

@@ -36,7 +36,8 @@ use flame_graph::perf_record;
 pub struct ProfileArguments {
     /// What to run: `cpu-graph` (the CPU graph runner on the standard workload, 256 × 64),
     /// `train-digits` (the digits trainer), `gpu-breakdown` (one run of the GPU modes, timed
-    /// by the GPU's clock) or `example:NAME` (any example of the crate).
+    /// by the GPU's clock), `example:NAME` (any example of the crate) or `exercise:NAME`
+    /// (the sample program of an exercise that has one, such as `profile-hot-spot`).
     #[arg(value_parser = Workload::parse)]
     pub workload: Workload,
     /// The profiler.
@@ -68,6 +69,9 @@ pub enum Workload {
     TrainDigits,
     GpuBreakdown,
     Example(String),
+    /// The sample program of an exercise: the binary `NAME` (underscores) of
+    /// `galaxy-exercises`, which runs the student's code.
+    Exercise(String),
 }
 
 /// A profiler `cargo xtask profile` can drive.
@@ -213,11 +217,18 @@ impl Workload {
             "cpu-graph" => Ok(Workload::CpuGraph),
             "train-digits" => Ok(Workload::TrainDigits),
             "gpu-breakdown" => Ok(Workload::GpuBreakdown),
-            _ => match text.strip_prefix("example:") {
-                Some(name) if is_plain_name(name) => Ok(Workload::Example(name.to_string())),
+            _ => match (
+                text.strip_prefix("example:"),
+                text.strip_prefix("exercise:")
+                    .map(|name| name.replace('-', "_")),
+            ) {
+                (Some(name), _) if is_plain_name(name) => Ok(Workload::Example(name.to_string())),
+                (_, Some(binary)) if is_plain_name(&binary) => Ok(Workload::Exercise(binary)),
                 _ => Err(format!(
-                    "`{text}` is not a workload: use cpu-graph, train-digits, gpu-breakdown \
-                     or example:NAME with NAME an example of the crate (code/examples/NAME.rs)"
+                    "`{text}` is not a workload: use cpu-graph, train-digits, gpu-breakdown, \
+                     example:NAME with NAME an example of the crate (code/examples/NAME.rs) \
+                     or exercise:NAME with NAME an exercise with a sample program \
+                     (exercises/src/bin/NAME.rs)"
                 )),
             },
         }
@@ -228,7 +239,7 @@ impl Workload {
             Workload::CpuGraph => "cpu-graph".to_string(),
             Workload::TrainDigits => "train-digits".to_string(),
             Workload::GpuBreakdown => "gpu-breakdown".to_string(),
-            Workload::Example(name) => name.replace('_', "-"),
+            Workload::Example(name) | Workload::Exercise(name) => name.replace('_', "-"),
         }
     }
 
@@ -239,6 +250,15 @@ impl Workload {
             Workload::TrainDigits => ("--example", "train_digits"),
             Workload::GpuBreakdown => ("--bin", "bench_report"),
             Workload::Example(name) => ("--example", name),
+            Workload::Exercise(binary) => ("--bin", binary),
+        }
+    }
+
+    /// The package the program belongs to.
+    fn package(&self) -> &'static str {
+        match self {
+            Workload::Exercise(_) => "galaxy-exercises",
+            _ => "galaxy",
         }
     }
 
@@ -263,7 +283,7 @@ impl Workload {
                 arguments.push(out.join("time-breakdown.md").display().to_string());
                 arguments
             }
-            Workload::TrainDigits | Workload::Example(_) => Vec::new(),
+            Workload::TrainDigits | Workload::Example(_) | Workload::Exercise(_) => Vec::new(),
         }
     }
 }
@@ -318,7 +338,8 @@ fn build(workload: &Workload, root: &Path, skip_build: bool) -> Result<PathBuf, 
     } else {
         directory.join(name)
     };
-    let build_command = format!("cargo build --release -p galaxy {kind} {name}");
+    let package = workload.package();
+    let build_command = format!("cargo build --release -p {package} {kind} {name}");
     if skip_build {
         return if binary.is_file() {
             Ok(binary)
@@ -332,7 +353,7 @@ fn build(workload: &Workload, root: &Path, skip_build: bool) -> Result<PathBuf, 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let status = Command::new(&cargo)
         .current_dir(root)
-        .args(["build", "--release", "--package", "galaxy", kind, name])
+        .args(["build", "--release", "--package", package, kind, name])
         .status()
         .map_err(|source| ProfileError::Start {
             program: cargo.clone(),

@@ -61,7 +61,13 @@ fn unknown_workloads_and_tools_are_refused_with_the_choices() {
         error.contains("cpu-graph, train-digits, gpu-breakdown"),
         "{error}"
     );
-    for bad in ["example:", "example:../x", "example:a b"] {
+    for bad in [
+        "example:",
+        "example:../x",
+        "example:a b",
+        "exercise:",
+        "exercise:a/b",
+    ] {
         assert!(parse(&[bad]).is_err(), "{bad}");
     }
     let error = parse(&["cpu-graph", "--tool", "vtune"])
@@ -91,6 +97,11 @@ fn each_workload_builds_its_own_program_with_its_own_arguments() {
         Workload::Example("access_patterns".to_string()).name(),
         "access-patterns"
     );
+    let exercise = Workload::parse("exercise:profile-hot-spot").unwrap();
+    assert_eq!(exercise.target(), ("--bin", "profile_hot_spot"));
+    assert_eq!(exercise.package(), "galaxy-exercises");
+    assert_eq!(exercise.name(), "profile-hot-spot");
+    assert_eq!(Workload::CpuGraph.package(), "galaxy");
 }
 
 #[test]
