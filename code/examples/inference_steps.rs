@@ -298,7 +298,7 @@ fn batch_sizes(total: usize, per_call: usize) -> Vec<usize> {
     if total >= per_call {
         sizes.push(per_call);
     }
-    if total % per_call != 0 {
+    if !total.is_multiple_of(per_call) {
         sizes.push(total % per_call);
     }
     sizes
