@@ -2,10 +2,12 @@
 //! image and the test accuracy of every step, on the CPU.
 //!
 //! `cargo run --release -p galaxy --example inference_steps -- [--out DIR] [--repeats R]
-//!  [--machine NAME] [--only STEP]` writes `DIR/inference-steps-<machine>.csv` (time per
-//! image against images per call, one series per way of running the network) and prints the
-//! ladder of steps as a table. `--only STEP` runs one step alone and writes nothing, for a
-//! profiler to watch it.
+//!  [--machine NAME] [--only STEP] [--gpu]` writes `DIR/inference-steps-<machine>.csv` (time
+//! per image against images per call, one series per way of running the network) and prints
+//! the ladder of steps as a table. `--only STEP` runs one step alone and writes nothing, for a
+//! profiler to watch it. `--gpu` also runs the three kinds of weights in the `GraphCompiled`
+//! mode on the GPU and writes `DIR/inference-steps-gpu-<machine>.csv` instead: those three
+//! series beside the `CpuGraph` fp32 one.
 //!
 //! The network is trained first with the default settings of `train_digits` (the same seed
 //! gives the same weights on every machine), and pruned and fine-tuned as the pruning page
@@ -23,6 +25,7 @@ use galaxy::bench::repeats::{Repeats, interleaved};
 use galaxy::compiler::{quantize, sparsify};
 use galaxy::cpu::int8::Granularity;
 use galaxy::figure::{Axis, Figure, Point};
+use galaxy::gpu::GpuContext;
 use galaxy::graph::{Operator, ValidGraph};
 use galaxy::inference::pruning::prune_and_fine_tune;
 use galaxy::inference::training::{accuracy, argmax_rows};
@@ -45,6 +48,9 @@ struct Options {
     /// Run this step alone, print it and write no file (for a profiler).
     #[arg(long, value_enum)]
     only: Option<Step>,
+    /// Also run the network on the GPU (`GraphCompiled`), into a second file.
+    #[arg(long)]
+    gpu: bool,
 }
 
 // ANCHOR: steps
@@ -143,9 +149,12 @@ impl Configuration {
     fn series(self) -> &'static str {
         match (self.mode, self.weights) {
             (ExecutionMode::Cpu, _) => "fp32, Cpu mode",
-            (_, Weights::Float32) => "fp32, CpuGraph",
-            (_, Weights::Int8) => "int8, CpuGraph",
-            (_, Weights::PrunedSparse) => "pruned 90 %, sparse, CpuGraph",
+            (ExecutionMode::CpuGraph, Weights::Float32) => "fp32, CpuGraph",
+            (ExecutionMode::CpuGraph, Weights::Int8) => "int8, CpuGraph",
+            (ExecutionMode::CpuGraph, Weights::PrunedSparse) => "pruned 90 %, sparse, CpuGraph",
+            (_, Weights::Float32) => "fp32, GraphCompiled",
+            (_, Weights::Int8) => "int8, GraphCompiled",
+            (_, Weights::PrunedSparse) => "pruned 90 %, sparse, GraphCompiled",
         }
     }
 
@@ -193,6 +202,7 @@ impl Prepared {
         networks: &Networks,
         split: &Split,
         reference_predictions: &[u8],
+        context: Option<&'static GpuContext>,
     ) -> Result<Prepared, Box<dyn std::error::Error>> {
         let test = &split.test;
         let images_per_call = match configuration.batch {
@@ -207,10 +217,11 @@ impl Prepared {
         for rows in batch_sizes(test.len(), images_per_call) {
             let graph = network.to_graph(rows)?;
             check_storage(&graph, configuration)?;
-            let execution =
-                configuration
-                    .mode
-                    .prepare_with_weights(&graph, configuration.storage(), None)?;
+            let execution = configuration.mode.prepare_with_weights(
+                &graph,
+                configuration.storage(),
+                context,
+            )?;
             executions.push((rows, execution));
         }
         let mut prepared = Prepared {
@@ -276,10 +287,19 @@ fn measure_all(
     split: &Split,
     reference_predictions: &[u8],
     repeats: usize,
+    context: Option<&'static GpuContext>,
 ) -> Result<Vec<(Prepared, Repeats)>, Box<dyn std::error::Error>> {
     let mut prepared = configurations
         .iter()
-        .map(|&configuration| Prepared::new(configuration, networks, split, reference_predictions))
+        .map(|&configuration| {
+            Prepared::new(
+                configuration,
+                networks,
+                split,
+                reference_predictions,
+                context,
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let samples = interleaved(prepared.len(), repeats, |index, _| {
         prepared[index].sample().map(Some)
@@ -379,7 +399,12 @@ fn density(network: &TrainedNetwork) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = Options::parse();
-    let hardware = hardware_description(None);
+    let context = if options.gpu {
+        Some(GpuContext::shared()?)
+    } else {
+        None
+    };
+    let hardware = hardware_description(context);
     println!("{hardware}");
 
     // The network of module 3, and its pruned, fine-tuned copy (the pruning page's recipe).
@@ -408,6 +433,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &split,
             &reference_predictions,
             options.repeats,
+            None,
         )?;
         let (prepared, times) = &results[0];
         print_step(step.name(), prepared, times);
@@ -415,14 +441,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // The figure: every mode and weights at 1, 64 and all images per call; the ladder is
-    // six of these points.
-    let mut configurations = Vec::new();
-    for (mode, weights) in [
+    // six of these points. With `--gpu`, the GPU mode's three kinds of weights join the same
+    // interleaved run, and go into a second figure beside the `CpuGraph` fp32 series.
+    let mut kinds = vec![
         (ExecutionMode::Cpu, Weights::Float32),
         (ExecutionMode::CpuGraph, Weights::Float32),
         (ExecutionMode::CpuGraph, Weights::Int8),
         (ExecutionMode::CpuGraph, Weights::PrunedSparse),
-    ] {
+    ];
+    if context.is_some() {
+        for weights in [Weights::Float32, Weights::Int8, Weights::PrunedSparse] {
+            kinds.push((ExecutionMode::GraphCompiled, weights));
+        }
+    }
+    let mut configurations = Vec::new();
+    for (mode, weights) in kinds {
         for batch in [Batch::Images(1), Batch::Images(64), Batch::WholeTestSet] {
             configurations.push(Configuration {
                 mode,
@@ -437,10 +470,81 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &split,
         &reference_predictions,
         options.repeats,
+        context,
     )?;
+    let measured: Vec<(Configuration, &Prepared, &Repeats)> = configurations
+        .iter()
+        .zip(&results)
+        .map(|(&configuration, (prepared, times))| (configuration, prepared, times))
+        .collect();
+    let command = format!(
+        "cargo run --release -p galaxy --example inference_steps -- {}; median, fastest and slowest of the samples, interleaved, each a whole number of passes over the test set ({})",
+        std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        std::env::var("GALAXY_RUN_DATE").unwrap_or_else(|_| "date not recorded".into())
+    );
+    // With a GPU in the same process (lavapipe runs its shaders on the same cores), the CPU
+    // series are measured beside it, so a `--gpu` run writes the GPU figure only.
+    let figure = if context.is_some() {
+        figure_of(
+            format!("inference-steps-gpu-{}", options.machine),
+            "The digit classifier on the GPU: time per image against images per call",
+            &hardware,
+            &command,
+            measured.iter().filter(|(configuration, _, _)| {
+                configuration.mode.uses_gpu()
+                    || (configuration.mode == ExecutionMode::CpuGraph
+                        && configuration.weights == Weights::Float32)
+            }),
+        )?
+    } else {
+        figure_of(
+            format!("inference-steps-{}", options.machine),
+            "The digit classifier, step by step: time per image against images per call",
+            &hardware,
+            &command,
+            measured.iter(),
+        )?
+    };
+
+    println!();
+    println!(
+        "step | ms per image (min-max) | ms per call | images/s | accuracy % | predictions changed"
+    );
+    for step in Step::ALL {
+        let (_, prepared, times) = measured
+            .iter()
+            .find(|(configuration, _, _)| *configuration == step.configuration())
+            .ok_or("a step was not measured")?;
+        print_step(step.name(), prepared, times);
+    }
+    for (configuration, prepared, times) in &measured {
+        if configuration.mode.uses_gpu() {
+            let name = format!(
+                "GPU: {}, {} images per call",
+                configuration.series(),
+                prepared.images_per_call
+            );
+            print_step(&name, prepared, times);
+        }
+    }
+    std::fs::create_dir_all(&options.out)?;
+    figure.write_csv(&options.out)?;
+    println!("wrote {}/{}.csv", options.out.display(), figure.id);
+    Ok(())
+}
+
+/// A figure of time per image against images per call, one series per mode and weights,
+/// each named with the test accuracy its run measured.
+fn figure_of<'a>(
+    id: String,
+    title: &str,
+    hardware: &str,
+    command: &str,
+    measured: impl Iterator<Item = &'a (Configuration, &'a Prepared, &'a Repeats)>,
+) -> Result<Figure, Box<dyn std::error::Error>> {
     let mut figure = Figure {
-        id: format!("inference-steps-{}", options.machine),
-        title: "The digit classifier, step by step: time per image against images per call".into(),
+        id,
+        title: title.into(),
         x: Axis {
             label: "images per call".into(),
             logarithmic: true,
@@ -449,15 +553,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             label: "time per image (ms)".into(),
             logarithmic: true,
         },
-        hardware: hardware.clone(),
-        command: format!(
-            "cargo run --release -p galaxy --example inference_steps -- {}; median, fastest and slowest of the samples, interleaved, each a whole number of passes over the test set ({})",
-            std::env::args().skip(1).collect::<Vec<_>>().join(" "),
-            std::env::var("GALAXY_RUN_DATE").unwrap_or_else(|_| "date not recorded".into())
-        ),
+        hardware: hardware.into(),
+        command: command.into(),
         series: Vec::new(),
     };
-    for (configuration, (prepared, times)) in configurations.iter().zip(&results) {
+    for (configuration, prepared, times) in measured {
         let series = format!(
             "{} ({:.1} % right)",
             configuration.series(),
@@ -472,23 +572,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             times.spread().ok_or("no spread")?,
         );
     }
-
-    println!();
-    println!(
-        "step | ms per image (min-max) | ms per call | images/s | accuracy % | predictions changed"
-    );
-    for step in Step::ALL {
-        let index = configurations
-            .iter()
-            .position(|configuration| *configuration == step.configuration())
-            .ok_or("a step was not measured")?;
-        let (prepared, times) = &results[index];
-        print_step(step.name(), prepared, times);
-    }
-    std::fs::create_dir_all(&options.out)?;
-    figure.write_csv(&options.out)?;
-    println!("wrote {}/{}.csv", options.out.display(), figure.id);
-    Ok(())
+    Ok(figure)
 }
 
 fn print_step(name: &str, prepared: &Prepared, times: &Repeats) {

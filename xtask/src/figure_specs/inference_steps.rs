@@ -2,6 +2,9 @@
 //! digit classifier of module 3 run step by step, written by the example `inference_steps`.
 //! See the parent module for what a spec holds.
 //!
+//! `inference-steps-<machine>` holds the CPU steps; `inference-steps-gpu-<machine>` (the
+//! example's `--gpu`) the `GraphCompiled` mode with each kind of weights.
+//!
 //! The example names each series with the test accuracy its run measured, so the spec
 //! selects no series by name: every series of the file is drawn, and each line's label
 //! carries its accuracy.
@@ -30,5 +33,21 @@ pub(super) fn specs() -> Vec<FigureSpec> {
             }
             spec
         })
+        .chain(std::iter::once(
+            // `--gpu` on the NVIDIA H100 machine: the compiled GPU graph with each kind of
+            // weights, beside the CPU's packed runner on its host.
+            FigureSpec::new("inference-steps-gpu-h100", "inference-steps-gpu-h100")
+                .title("The digit classifier on the GPU: time per image")
+                .subtitle(
+                    "The compiled GPU graph with fp32, int8 and sparse weights, beside the \
+                     CPU's packed runner (CpuGraph, fp32). Lower is faster.",
+                )
+                .note(
+                    "A point: the 359 test images classified in calls of 1, 64 or all 359 \
+                     images, with the upload and the readback of every call; the median of \
+                     the samples, and the fastest to the slowest as a band.",
+                )
+                .optional(),
+        ))
         .collect()
 }
