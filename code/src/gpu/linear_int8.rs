@@ -6,7 +6,8 @@
 //! every output in `i32`, either with WGSL's `dot4I8Packed` or with the bytes unpacked by
 //! hand, and scales the sum back once. The weights are quantised and packed once, when the
 //! layer is prepared. The graph runner runs a `LinearInt8` node with [`GpuInt8Layer`];
-//! module 3's [`crate::inference::gpu_int8`] wraps the same kernels for one layer at a time.
+//! module 3's [`crate::inference::gpu_int8`] runs the product kernel for one layer at a time,
+//! on activations quantised on the host.
 
 use wgpu::util::DeviceExt;
 
@@ -147,6 +148,25 @@ impl QuantizedActivations {
             words: GpuTensor::uninitialized(context, rows, columns.div_ceil(4).max(1), readback)?,
             scales: GpuTensor::uninitialized(context, rows, 1, readback)?,
         })
+    }
+
+    /// Activations quantised on the host ([`crate::cpu::int8::quantize_rows`]), packed and
+    /// uploaded: what a single layer run from the CPU starts from.
+    pub fn upload(
+        context: &GpuContext,
+        quantized: &QuantizedRows,
+    ) -> Result<QuantizedActivations, GpuError> {
+        let activations =
+            QuantizedActivations::new(context, quantized.rows, quantized.columns, Readback::Never)?;
+        let words = pack_rows(&quantized.values, quantized.columns);
+        let queue = context.queue();
+        queue.write_buffer(activations.words.buffer(), 0, bytemuck::cast_slice(&words));
+        queue.write_buffer(
+            activations.scales.buffer(),
+            0,
+            bytemuck::cast_slice(&quantized.scales),
+        );
+        Ok(activations)
     }
 
     pub fn rows(&self) -> usize {

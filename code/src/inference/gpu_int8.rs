@@ -1,18 +1,17 @@
-//! The int8 linear layer on the GPU, one layer at a time: the kernels of
-//! [`crate::gpu::linear_int8`] (`shaders/quantize_rows.wgsl` quantises the input row by row on
-//! the GPU, `shaders/linear_int8.wgsl` sums packed int8 levels in `i32`, either with WGSL's
-//! `dot4I8Packed` or with the bytes unpacked by hand), wrapped with the checks that turn bad
-//! input into an error before anything reaches the GPU. The graph runner runs the same
-//! kernels for a `LinearInt8` node.
+//! The int8 linear layer on the GPU, one layer at a time: the input is quantised row by row
+//! on the host, four int8 values are packed into each `u32`, and the product kernel of
+//! [`crate::gpu::linear_int8`] (`shaders/linear_int8.wgsl`) computes one output element per
+//! invocation with `i32` sums, either with WGSL's `dot4I8Packed` or with the bytes unpacked
+//! by hand. Bad input is an error before anything reaches the GPU. The graph runner runs
+//! the same product kernel for a `LinearInt8` node, after quantising on the GPU instead.
 
 pub use crate::gpu::linear_int8::{Int8Kernel, pack_rows};
 use crate::gpu::linear_int8::{
-    Int8Weights, QuantizedActivations, bind_linear_int8, bind_quantize_rows, linear_int8_pipeline,
-    quantize_rows_pipeline,
+    Int8Weights, QuantizedActivations, bind_linear_int8, linear_int8_pipeline,
 };
 use crate::gpu::{GpuContext, GpuError, GpuTensor, PipelineCache, Readback, ShaderCompilation};
 use crate::inference::quantization::{
-    QuantizationError, QuantizedWeights, check_finite, check_shapes,
+    QuantizationError, QuantizedWeights, check_shapes, quantize_rows,
 };
 use crate::tensor::Tensor2d;
 use thiserror::Error;
@@ -32,7 +31,6 @@ pub struct GpuInt8Linear {
     bias: Tensor2d,
     gpu_weights: Int8Weights,
     gpu_bias: GpuTensor,
-    quantize: wgpu::ComputePipeline,
     linear: wgpu::ComputePipeline,
 }
 
@@ -52,29 +50,24 @@ impl GpuInt8Linear {
             bias: bias.clone(),
             gpu_weights: Int8Weights::upload(context, weights),
             gpu_bias: GpuTensor::upload(context, bias, Readback::Never)?,
-            quantize: quantize_rows_pipeline(context, &pipelines)?,
             linear: linear_int8_pipeline(context, &pipelines, kernel, false)?,
         })
     }
 
     // ANCHOR: run
-    /// `input · weights + bias`: checks `input`, uploads it, quantises it per row and
-    /// multiplies it on the GPU, into an output poisoned with NaN, and reads the result back.
+    /// `input · weights + bias`: quantises `input` per row, uploads it packed, runs the
+    /// kernel on an output poisoned with NaN, and reads the result back.
     pub fn run(&self, context: &GpuContext, input: &Tensor2d) -> Result<Tensor2d, GpuInt8Error> {
         check_shapes(input, &self.weights, &self.bias)?;
-        // The GPU would turn a non-finite row into NaN outputs; here we can say why.
-        check_finite(input, "input")?;
+        let quantized = quantize_rows(input)?;
         let (rows, outputs) = (input.rows(), self.weights.outputs());
         if rows == 0 || outputs == 0 {
             return Ok(Tensor2d::zeros(rows, outputs));
         }
-        let gpu_input = GpuTensor::upload(context, input, Readback::Never)?;
-        let activations =
-            QuantizedActivations::new(context, rows, input.columns(), Readback::Never)?;
+        let activations = QuantizedActivations::upload(context, &quantized)?;
         let output = GpuTensor::uninitialized(context, rows, outputs, Readback::Needed)?;
         output.fill(context, f32::NAN);
         let mut encoder = context.create_encoder("linear_int8");
-        bind_quantize_rows(context, &self.quantize, &gpu_input, &activations)?.record(&mut encoder);
         bind_linear_int8(
             context,
             &self.linear,
