@@ -5,6 +5,12 @@
 //
 // One workgroup per row: its invocations find the row's largest magnitude together, then
 // each packs every 64th word of the row.
+//
+// Bit-for-bit agreement also needs the two divisions (largest / 127 and value / scale) to
+// round as the CPU's do. Vulkan drivers that compute division exactly, lavapipe among them,
+// give the CPU's levels; WGSL itself allows a division 2.5 ulp of error, and on a driver
+// that uses it a value within a few ulp of a half-way point may land on the neighbouring
+// level.
 
 struct Dimensions {
     rows: u32,
