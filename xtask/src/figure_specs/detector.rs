@@ -21,8 +21,8 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                 ],
             )
             .note(
-                "Medians of 10 runs after a warm-up; the bands run from the fastest to the \
-                 slowest. Other programs were building on the same two cores.",
+                "Medians of 20 runs after a warm-up, one and two threads in turn; the bands \
+                 run from the fastest run to the slowest. Other programs shared the two cores.",
             ),
         FigureSpec::new("detector-operators-epyc", "detector-operators-epyc")
             .subtitle(
@@ -41,8 +41,8 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                 ],
             )
             .note(
-                "Kernel time per operator type, the mean over 11 profiled runs. Other programs \
-                 were building on the same two cores.",
+                "Kernel time per operator type, the mean over 21 profiled runs. Other programs \
+                 shared the two cores.",
             ),
     ]
 }
