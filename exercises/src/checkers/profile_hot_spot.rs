@@ -5,7 +5,8 @@
 //!
 //! Three parts. **Results**: random images and palettes of many sizes, palettes with
 //! repeated colours, pixels equally near two palette colours, colours at the ends of the
-//! range, and refused palettes (empty, 257 colours); every index and every count is
+//! range, the same pixels mapped to two palettes one after the other, and refused palettes
+//! (empty, 257 colours); every index and every count is
 //! compared exactly with the checker's own reference, and a wrong pixel is named with
 //! both colours and both distances. **No allocation per pixel and palette colour** and
 //! **no allocation per pixel**: the requests to the allocator on this thread (see
@@ -174,6 +175,18 @@ fn results(function: MapToPalette) -> PartReport {
         let (image, palette) = case_colours(pixels, colours, kind, 7000 + case as u64);
         part.push(description, verdict(function, &image, &palette));
     }
+    // The same pixels twice, with two palettes: nothing may carry over from one call to
+    // the next (a memory of colours already seen must belong to one call, or one palette).
+    let (image, first_palette) = random_case(1000, 16, 7300);
+    let (_, second_palette) = random_case(0, 16, 7301);
+    part.push(
+        "1000 pixels, 16 colours",
+        verdict(function, &image, &first_palette),
+    );
+    part.push(
+        "the same 1000 pixels again, with another palette",
+        verdict(function, &image, &second_palette),
+    );
     let (image, _) = random_case(3, 1, 7100);
     part.push("an empty palette, no pixels", verdict(function, &[], &[]));
     part.push("an empty palette, 3 pixels", verdict(function, &image, &[]));
