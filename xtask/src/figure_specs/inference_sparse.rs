@@ -6,6 +6,9 @@
 //! its weights, one panel per layer size. The vertical line is the pass's threshold,
 //! `compiler::SPARSE_DENSITY_THRESHOLD`. The accuracy against the fraction pruned is
 //! `inference-pruning-epyc`, specified with the quantisation figures.
+//!
+//! `inference-gpu-cheaper-<machine>` comes from the example `gpu_cheaper_layers`: one
+//! network stored three ways, in the GPU and the CPU graph modes.
 
 use super::*;
 
@@ -58,6 +61,31 @@ pub(super) fn specs() -> Vec<FigureSpec> {
         .note(figure_note(machine));
         speed.columns = 2;
         specs.push(speed);
+        specs.push(cheaper_layers(machine));
     }
     specs
+}
+
+/// `inference-gpu-cheaper-<machine>`, from the example `gpu_cheaper_layers`: one network
+/// with 5 % of its weights kept, stored as `f32`, int8 or CSR, in the compiled GPU graph
+/// mode and in the CPU graph mode. The H100 file may not exist yet.
+fn cheaper_layers(machine: &str) -> FigureSpec {
+    let id = format!("inference-gpu-cheaper-{machine}");
+    let panel = |mode: &str| {
+        vec![
+            labelled(emphasised(&format!("{mode} sparse")), "sparse (CSR)"),
+            labelled(emphasised(&format!("{mode} fp32")), "f32"),
+            labelled(context(&format!("{mode} int8")), "int8"),
+        ]
+    };
+    let mut figure = FigureSpec::new(&id, &id)
+        .subtitle("Lower is faster. From left: the digits network on 1 and 360 images, then 256 × 256 and 1024 × 1024 layers")
+        .panel(Some("GPU: the GraphCompiled mode"), panel("GraphCompiled"))
+        .panel(Some("CPU: the CpuGraph mode"), panel("CpuGraph"))
+        .note("Every weight matrix keeps 5 % of its values; f32 multiplies the zeros, int8 quantises them, sparse skips them. On the GPU the f32 digits network on one image runs as one fused kernel, the others layer by layer.");
+    figure.columns = 2;
+    if machine != "epyc" {
+        figure = figure.optional();
+    }
+    figure
 }
