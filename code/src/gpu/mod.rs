@@ -27,6 +27,7 @@ pub mod linear_strategy;
 pub mod pipeline_cache;
 pub mod preprocessor;
 pub mod probe;
+pub mod quantization_flips;
 pub mod record;
 pub mod register_blocked_linear;
 pub mod shader;
