@@ -8,9 +8,12 @@
 //
 // Bit-for-bit agreement also needs the two divisions (largest / 127 and value / scale) to
 // round as the CPU's do. Vulkan drivers that compute division exactly, lavapipe among them,
-// give the CPU's levels; WGSL itself allows a division 2.5 ulp of error, and on a driver
-// that uses it a value within a few ulp of a half-way point may land on the neighbouring
-// level.
+// give the CPU's levels, and code/tests/gpu_int8_sparse.rs asserts them there. WGSL itself
+// allows a division 2.5 ulp of error (addition and multiplication are correctly rounded),
+// and an NVIDIA driver uses it: the scale may be a few ulp off, and a value whose quotient
+// lies within a few ulp of a half-way point may land on the neighbouring level, which moves
+// an output by one level of its weight. `galaxy::gpu::quantization_flips` finds those values
+// and bounds what their flips can do; the tests and examples allow exactly that elsewhere.
 
 struct Dimensions {
     rows: u32,
