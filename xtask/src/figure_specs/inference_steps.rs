@@ -17,7 +17,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
         .into_iter()
         .map(|machine| {
             let id = format!("inference-steps-{machine}");
-            let mut spec = FigureSpec::new(&id, &id)
+            FigureSpec::new(&id, &id)
                 .title("The digit classifier, step by step: time per image")
                 .subtitle(
                     "Each line is one way of running the trained network; each label gives \
@@ -27,11 +27,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     "A point: the 359 test images classified in calls of 1, 64 or all 359 images; \
                      the median of the samples, taken in turn with the other points, and the \
                      fastest to the slowest as a band.",
-                );
-            if machine != "epyc" {
-                spec = spec.optional();
-            }
-            spec
+                )
         })
         .chain(std::iter::once(
             // `--gpu` on the NVIDIA H100 machine: the compiled GPU graph with each kind of
@@ -46,8 +42,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     "A point: the 359 test images classified in calls of 1, 64 or all 359 \
                      images, with the upload and the readback of every call; the median of \
                      the samples, and the fastest to the slowest as a band.",
-                )
-                .optional(),
+                ),
         ))
         .collect()
 }
