@@ -384,7 +384,9 @@ fn run_immediate(
             Operator::QuantizedConstant(_)
             | Operator::SparseConstant(_)
             | Operator::LinearInt8 { .. }
-            | Operator::LinearSparse { .. } => unreachable!("immediate mode has no int8 kernel"),
+            | Operator::LinearSparse { .. } => {
+                unreachable!("immediate mode has no int8 or sparse kernel")
+            }
         })
     })
 }

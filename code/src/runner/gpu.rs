@@ -16,6 +16,8 @@
 use std::sync::{Mutex, MutexGuard};
 
 use crate::compiler::linear_strategy::LinearSelection;
+use crate::cpu::int8::QuantizationError;
+use crate::cpu::int8_matmul::{Int8MatmulError, MAXIMUM_INPUTS};
 use crate::gpu::linear_int8::{GpuInt8Layer, Int8Kernel};
 use crate::gpu::linear_sparse::{SparseWeights, bind_linear_sparse, linear_sparse_pipeline};
 use crate::gpu::record::{
@@ -155,6 +157,14 @@ impl<'context> GpuGraphRunner<'context> {
             let weights = node.inputs.get(1).map(|id| &nodes[id.0].operator);
             cheaper.push(match (&node.operator, weights) {
                 (&Operator::LinearInt8 { relu }, Some(Operator::QuantizedConstant(weights))) => {
+                    // The kernel sums in `i32` as the CPU does, and would wrap around where
+                    // the CPU's product refuses the layer: refuse it here with the same error.
+                    if weights.inputs() > MAXIMUM_INPUTS {
+                        return Err(QuantizationError::Product(Int8MatmulError::TooManyInputs {
+                            inputs: weights.inputs(),
+                        })
+                        .into());
+                    }
                     let kernel = *int8_kernel
                         .get_or_insert_with(|| Int8Kernel::best_for(context, &pipelines));
                     let rows = graph.shape(TensorId(index)).0;
@@ -461,6 +471,35 @@ impl<'context> GpuGraphRunner<'context> {
             Some(constant) => constant,
             None => {
                 &self.buffers[self.plan.buffer_of[id.0].expect("computed tensors have buffers")]
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiler::quantize;
+    use crate::cpu::int8::Granularity;
+    use crate::graph::ChainBuilder;
+
+    #[test]
+    fn an_int8_layer_whose_sums_could_overflow_is_refused_as_on_the_cpu() {
+        let context = GpuContext::shared().unwrap_or_else(|error| panic!("{error}"));
+        for (inputs, refused) in [(MAXIMUM_INPUTS, false), (MAXIMUM_INPUTS + 1, true)] {
+            let weights = Tensor2d::random(inputs, 1, -1.0..=1.0, 5);
+            let graph = ChainBuilder::input(1, inputs)
+                .linear(weights, Tensor2d::zeros(1, 1))
+                .output()
+                .unwrap();
+            let graph = quantize(&graph, Granularity::PerTensor).unwrap();
+            let result = GpuGraphRunner::prepare(context, &graph, ShaderCompilation::Cached);
+            match result {
+                Err(RunError::Quantization(QuantizationError::Product(
+                    Int8MatmulError::TooManyInputs { inputs: found },
+                ))) => assert!(refused && found == inputs, "{inputs} inputs refused"),
+                Err(other) => panic!("{inputs} inputs: {other}"),
+                Ok(_) => assert!(!refused, "{inputs} inputs accepted"),
             }
         }
     }
