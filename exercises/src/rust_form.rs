@@ -94,6 +94,14 @@ impl RustSource {
         shown_path(&self.path)
     }
 
+    /// The whole file, as a span.
+    pub fn whole(&self) -> Span {
+        Span {
+            start: 0,
+            end: self.code.len(),
+        }
+    }
+
     /// The body of `fn name`, between its braces; `None` when there is no such function.
     pub fn function_body(&self, name: &str) -> Option<Span> {
         let bytes = self.code.as_bytes();

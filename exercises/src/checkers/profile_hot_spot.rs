@@ -3,7 +3,7 @@
 //! The checker times nothing: a time depends on the machine and on what else it runs.
 //! It judges what a profile of the starter shows and what can be counted exactly.
 //!
-//! Three parts. **Results**: random images and palettes of many sizes, palettes with
+//! Four parts. **Results**: random images and palettes of many sizes, palettes with
 //! repeated colours, pixels equally near two palette colours, colours at the ends of the
 //! range, the same pixels mapped to two palettes one after the other, and refused palettes
 //! (empty, 257 colours); every index and every count is
@@ -14,12 +14,20 @@
 //! a part per pixel and colour, a part per pixel and a part per call. A few allocations
 //! per call or per palette colour (the results, a table, a map that grows by doubling)
 //! are fine: what a profile shows as a hot spot is one per pixel, or per pixel and colour.
+//! **No text made, one thread**, read from the source (see [`crate::rust_form`]): the
+//! counter cannot see a colour's name formatted into one reused buffer for every pixel
+//! (formatting and hashing without a request for memory), nor allocations on threads the
+//! function starts, so words that make text outside the error's message (`format`,
+//! `write`, `to_string`, `String`, …) and words that start threads are reported with their
+//! lines. Reading words is not reading what the code does: a key built byte by byte gets
+//! past it, and only a profile shows that.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::allocations::allocations_during;
 use crate::report::{PartReport, Verdict, catching_panics};
+use crate::rust_form::{Place, RustSource};
 use crate::submission::{Submission, Variant};
 
 /// A colour: red, green, blue.
@@ -166,6 +174,7 @@ pub fn check(submission: &Submission) -> Vec<PartReport> {
     let allocations = allocation_parts(function);
     let mut parts = vec![results(function)];
     parts.extend(allocations);
+    parts.push(form(submission.rust));
     parts
 }
 
@@ -180,7 +189,7 @@ fn results(function: MapToPalette) -> PartReport {
     let (image, first_palette) = random_case(1000, 16, 7300);
     let (_, second_palette) = random_case(0, 16, 7301);
     part.push(
-        "1000 pixels, 16 colours",
+        "1000 pixels, a first palette of 16 colours",
         verdict(function, &image, &first_palette),
     );
     part.push(
@@ -388,6 +397,100 @@ fn allocation_parts(function: MapToPalette) -> Vec<PartReport> {
     vec![per_pair, per_pixel]
 }
 
+/// Words that make text: a key formatted from a colour's name, even into one reused
+/// buffer, costs formatting and hashing per pixel without asking for memory.
+const TEXT_WORDS: [&str; 6] = [
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "to_string",
+    "String",
+];
+
+/// Words that move work to other threads, whose requests to the allocator the counter (per
+/// thread) does not see.
+const THREAD_WORDS: [&str; 3] = ["thread", "spawn", "rayon"];
+
+/// What the allocation counter cannot see, read from the source: text made outside the
+/// error's message (`fn fmt`), and work moved to other threads.
+fn form(variant: Variant) -> PartReport {
+    let mut part = PartReport::new("no text made, one thread (read from the source)");
+    let source = match crate::rust_form::source_of("profile-hot-spot", variant) {
+        Ok(source) => source,
+        Err(error) => {
+            part.push("reading the source", Verdict::Error(error.to_string()));
+            return part;
+        }
+    };
+    let (text, threads) = form_findings(&source);
+    let listed = |places: &[Place]| {
+        places
+            .iter()
+            .map(Place::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    part.push(
+        format!("text outside the error's message in {}", source.shown()),
+        if text.is_empty() {
+            Verdict::Pass("none".to_string())
+        } else {
+            Verdict::Unmet(format!(
+                "the code formats text: {}. Counting pixels needs no names: a key formatted for \
+                 every pixel costs formatting and hashing even when it reuses one buffer and so \
+                 asks for no memory. Count by the palette index",
+                listed(&text)
+            ))
+        },
+    );
+    part.push(
+        "work on the calling thread",
+        if threads.is_empty() {
+            Verdict::Pass("no thread started".to_string())
+        } else {
+            Verdict::Unmet(format!(
+                "the code starts threads: {}. The checker counts the requests to the allocator \
+                 of the calling thread only, so it cannot judge work done on others: keep this \
+                 exercise on one thread (module 2 is about threads)",
+                listed(&threads)
+            ))
+        },
+    );
+    part
+}
+
+/// The places that make text (outside every `fn fmt`) and those that use threads.
+fn form_findings(source: &RustSource) -> (Vec<Place>, Vec<Place>) {
+    let whole = source.whole();
+    // Lines inside the error's message, where `write!` belongs.
+    let message_lines: Vec<usize> = source
+        .function_body("fmt")
+        .map(|body| {
+            TEXT_WORDS
+                .iter()
+                .flat_map(|word| source.word_in(body, word))
+                .map(|place| place.line)
+                .collect()
+        })
+        .unwrap_or_default();
+    let outside_message = |place: &Place| !message_lines.contains(&place.line);
+    let found = |words: &[&str], keep: &dyn Fn(&Place) -> bool| {
+        let mut places: Vec<Place> = words
+            .iter()
+            .flat_map(|word| source.word_in(whole, word))
+            .filter(|place| keep(place))
+            .collect();
+        places.sort_by_key(|place| place.line);
+        places.dedup();
+        places
+    };
+    (
+        found(&TEXT_WORDS, &outside_message),
+        found(&THREAD_WORDS, &|_| true),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,6 +504,27 @@ mod tests {
         assert_eq!(reference(&[], &[]), None);
         assert_eq!(reference(&[], &[[0; 3]; 257]), None);
         assert_eq!(reference(&[], &[[0; 3]; 256]), Some((vec![], vec![0; 256])));
+    }
+
+    #[test]
+    fn the_source_check_spares_the_error_message_and_finds_names_and_threads() {
+        let read =
+            |text: &str| RustSource::from_text(std::path::Path::new("work.rs"), text.to_string());
+        let message = "impl fmt::Display for E {\n    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {\n        write!(f, \"String\")\n    }\n}\n";
+        assert_eq!(form_findings(&read(message)), (vec![], vec![]));
+        let named = format!(
+            "{message}fn name(c: u8, s: &mut String) {{\n    write!(s, \"{{c}}\").unwrap();\n}}\n"
+        );
+        let (text, threads) = form_findings(&read(&named));
+        assert_eq!(
+            text.iter().map(|place| place.line).collect::<Vec<_>>(),
+            [6, 7]
+        );
+        assert!(threads.is_empty());
+        let (text, threads) =
+            form_findings(&read("fn f() {\n    std::thread::scope(|s| {});\n}\n"));
+        assert!(text.is_empty());
+        assert_eq!(threads.len(), 1);
     }
 
     #[test]
