@@ -7,10 +7,16 @@
 //! - an operator whose output has no elements returns an empty tensor of the right shape;
 //!   a linear layer with an inner dimension of 0 returns the bias on every row;
 //! - the sum of no values is 0; the maximum of no values is an error.
+//!
+//! Only a software adapter (lavapipe in CI) must follow these rules on the GPU: WGSL lets an
+//! implementation assume that no NaN or infinity occurs, and then an output that depends on
+//! one has an indeterminate value (an NVIDIA H100 returned 0 after a ReLU of NaN). On other
+//! adapters the tests check every output whose inputs are all finite, as strictly as on
+//! lavapipe, and let the others be anything (see `common::adapter_is_software`).
 
 mod common;
 
-use common::{SHAPES, context};
+use common::{SHAPES, adapter_is_software, context};
 use galaxy::gpu::{GpuError, LinearSelection, LinearStrategy, Reduction, ReductionStrategy};
 use galaxy::immediate::ImmediateGpu;
 use galaxy::{ShapeError, Tensor2d, Tolerance, cpu, gpu::ShaderCompilation};
@@ -38,13 +44,25 @@ fn agrees(actual: f32, expected: f32, tolerance: Tolerance) -> bool {
     }
 }
 
-fn assert_agrees(actual: &Tensor2d, expected: &Tensor2d, tolerance: Tolerance, what: &str) {
+/// Asserts `agrees` for every output element on a software adapter; elsewhere only for
+/// the elements whose inputs were all finite (`finite_inputs[i]` for element `i`), since
+/// WGSL leaves the others indeterminate.
+fn assert_agrees(
+    actual: &Tensor2d,
+    expected: &Tensor2d,
+    finite_inputs: &[bool],
+    tolerance: Tolerance,
+    what: &str,
+) {
     assert_eq!(actual.shape(), expected.shape(), "{what}: shapes differ");
+    assert_eq!(finite_inputs.len(), expected.as_slice().len());
+    let strict = adapter_is_software();
     let wrong: Vec<String> = actual
         .as_slice()
         .iter()
         .zip(expected.as_slice())
         .enumerate()
+        .filter(|&(index, _)| strict || finite_inputs[index])
         .filter(|&(_, (&actual, &expected))| !agrees(actual, expected, tolerance))
         .take(5)
         .map(|(index, (actual, expected))| format!("element {index}: GPU {actual}, CPU {expected}"))
@@ -67,6 +85,40 @@ fn with_special_values(rows: usize, columns: usize, specials: &[f32], seed: u64)
 
 const ALL_SPECIALS: [f32; 3] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
 
+/// For an element-wise operator: whether each input element is finite.
+fn finite_elements(input: &Tensor2d) -> Vec<bool> {
+    input
+        .as_slice()
+        .iter()
+        .map(|value| value.is_finite())
+        .collect()
+}
+
+/// For a row-wise operator (softmax): whether every element of the element's row is finite.
+fn finite_rows(input: &Tensor2d) -> Vec<bool> {
+    (0..input.rows())
+        .flat_map(|row| {
+            let finite = input.row(row).iter().all(|value| value.is_finite());
+            std::iter::repeat_n(finite, input.columns())
+        })
+        .collect()
+}
+
+/// For `input · weights + bias`: whether row `r` of the input and column `c` of the
+/// weights (and the bias, always finite here) are finite, for each output `(r, c)`.
+fn finite_products(input: &Tensor2d, weights: &Tensor2d) -> Vec<bool> {
+    let finite_rows: Vec<bool> = (0..input.rows())
+        .map(|row| input.row(row).iter().all(|value| value.is_finite()))
+        .collect();
+    let finite_columns: Vec<bool> = (0..weights.columns())
+        .map(|column| (0..weights.rows()).all(|row| weights.get(row, column).is_finite()))
+        .collect();
+    finite_rows
+        .iter()
+        .flat_map(|&row| finite_columns.iter().map(move |&column| row && column))
+        .collect()
+}
+
 #[test]
 fn relu_passes_nan_and_infinities_through_as_the_cpu_does() {
     let gpu = immediate();
@@ -74,15 +126,17 @@ fn relu_passes_nan_and_infinities_through_as_the_cpu_does() {
         let input = with_special_values(rows, columns, &ALL_SPECIALS, seed as u64);
         let expected = cpu::relu(&input);
         let what = format!("relu {rows}×{columns}");
+        let finite = finite_elements(&input);
         assert_agrees(
             &gpu.relu(&input).unwrap(),
             &expected,
+            &finite,
             Tolerance::EXACT,
             &what,
         );
         let mut in_place = input.clone();
         gpu.relu_in_place(&mut in_place).unwrap();
-        assert_agrees(&in_place, &expected, Tolerance::EXACT, &what);
+        assert_agrees(&in_place, &expected, &finite, Tolerance::EXACT, &what);
     }
 }
 
@@ -103,7 +157,7 @@ fn softmax_rows_with_special_values_match_the_cpu() {
             }
             let actual = gpu.softmax_with(strategy, &input).unwrap();
             let what = format!("softmax {strategy:?} {rows}×{columns}");
-            assert_agrees(&actual, &expected, tolerance, &what);
+            assert_agrees(&actual, &expected, &finite_rows(&input), tolerance, &what);
         }
     }
     // Rows that are all −∞, or hold +∞, have no finite maximum to shift by: every value
@@ -131,6 +185,7 @@ fn softmax_rows_with_special_values_match_the_cpu() {
     assert_agrees(
         &gpu.softmax(&edge_rows).unwrap(),
         &expected,
+        &finite_rows(&edge_rows),
         tolerance,
         "softmax edge rows",
     );
@@ -163,13 +218,15 @@ fn linear_layers_with_special_values_match_the_cpu() {
             cpu::linear_into(&input, &weights, &bias, &mut expected).unwrap();
             let tolerance = Tolerance::new(1e-4, 1e-6 * inner as f32);
             let what = format!("linear {strategy} {rows}×{inner}·{inner}×{columns}");
+            let finite = finite_products(&input, &weights);
             let actual = gpu.linear(&input, &weights, &bias).unwrap();
-            assert_agrees(&actual, &expected, tolerance, &what);
+            assert_agrees(&actual, &expected, &finite, tolerance, &what);
             let expected_relu = cpu::relu(&expected);
             let actual_relu = gpu.linear_relu(&input, &weights, &bias).unwrap();
             assert_agrees(
                 &actual_relu,
                 &expected_relu,
+                &finite,
                 tolerance,
                 &format!("{what} ReLU"),
             );
@@ -188,9 +245,12 @@ fn strategies() -> Vec<ReductionStrategy> {
     strategies
 }
 
+// The two tests below feed every reduction a NaN or an infinity, so on a hardware adapter
+// WGSL promises no value: there they check only that the reductions run.
 #[test]
 fn a_nan_anywhere_makes_sum_and_max_nan() {
     let gpu = immediate();
+    let strict = adapter_is_software();
     for length in LENGTHS {
         // First, last, and a spread of positions in between, each in a run of its own.
         let positions = [0, length / 3, length / 2, length - 1];
@@ -205,9 +265,9 @@ fn a_nan_anywhere_makes_sum_and_max_nan() {
             for strategy in strategies() {
                 let what = format!("{strategy:?}, length {length}, NaN at {position}");
                 let max = gpu.reduce(Reduction::Max, strategy, &input).unwrap();
-                assert!(max.is_nan(), "max {what}: {max}");
+                assert!(!strict || max.is_nan(), "max {what}: {max}");
                 let sum = gpu.reduce(Reduction::Sum, strategy, &input).unwrap();
-                assert!(sum.is_nan(), "sum {what}: {sum}");
+                assert!(!strict || sum.is_nan(), "sum {what}: {sum}");
             }
         }
     }
@@ -216,6 +276,7 @@ fn a_nan_anywhere_makes_sum_and_max_nan() {
 #[test]
 fn infinities_in_sum_and_max_match_the_cpu() {
     let gpu = immediate();
+    let strict = adapter_is_software();
     for length in LENGTHS {
         let plus = with_special_values(1, length, &[f32::INFINITY], length as u64);
         let both = with_special_values(1, length, &[f32::INFINITY, f32::NEG_INFINITY], 9);
@@ -227,15 +288,15 @@ fn infinities_in_sum_and_max_match_the_cpu() {
                 let what = format!("{strategy:?}, length {length}");
                 let sum = gpu.reduce(Reduction::Sum, strategy, &input).unwrap();
                 let max = gpu.reduce(Reduction::Max, strategy, &input).unwrap();
-                // A finite CPU sum can only come from the length-1 or length-2 inputs
-                // with no infinity drawn; compare those loosely, the rest exactly.
+                // Every input holds at least one infinity; compare the sums loosely in
+                // case one is finite, the maxima exactly.
                 let tolerance = Tolerance::new(1e-4, 1e-3);
                 assert!(
-                    agrees(sum, cpu_sum, tolerance),
+                    !strict || agrees(sum, cpu_sum, tolerance),
                     "sum {what}: {sum} vs {cpu_sum}"
                 );
                 assert!(
-                    agrees(max, cpu_max, Tolerance::EXACT),
+                    !strict || agrees(max, cpu_max, Tolerance::EXACT),
                     "max {what}: {max} vs {cpu_max}"
                 );
             }

@@ -16,6 +16,19 @@ pub fn context() -> &'static GpuContext {
     }
 }
 
+/// Whether the adapter is a software rasteriser (`wgpu::DeviceType::Cpu`, lavapipe in CI).
+/// Such an adapter runs the shader as CPU code: it rounds division and square root
+/// correctly and keeps NaN and infinity as IEEE 754 says, so the tests demand the CPU's
+/// results bit for bit there. A hardware GPU need not: Vulkan allows a division 2.5 ulp
+/// of error, a compiler may fuse a multiply and an add, and WGSL lets an implementation
+/// assume that no NaN, infinity or overflow occurs (the "Finite Math Assumption" under
+/// "Floating Point Evaluation" in the WGSL specification), so that an expression meeting
+/// one has an indeterminate value. Tests on other adapters assert only what the
+/// specifications promise.
+pub fn adapter_is_software() -> bool {
+    context().adapter_info().device_type == wgpu::DeviceType::Cpu
+}
+
 // ANCHOR: assert_close
 /// Asserts that `actual` matches `expected` within `tolerance`, naming what was tested.
 pub fn assert_close(actual: &Tensor2d, expected: &Tensor2d, tolerance: Tolerance, what: &str) {
