@@ -44,8 +44,9 @@ fn position(workgroup: vec3u, local: vec3u) -> vec2u {
 // ANCHOR: scale_back
 fn store(row: u32, column: u32, sum: i32) {
     let value = f32(sum) * input_scales[row] * weight_scales[column] + bias[column];
-    // `select` rather than `max(value, 0.0)`: WGSL leaves max(NaN, 0) undefined, and a
-    // comparison with NaN is false, so a NaN passes through the ReLU.
+    // `select` rather than `max(value, 0.0)`: a comparison with NaN is false, so a NaN
+    // passes through the ReLU where the GPU honours NaN (lavapipe); WGSL lets a GPU assume
+    // no NaN occurs, which is why the runner checks its input on the host.
     output[row * dimensions.outputs + column] = select(value, 0.0, apply_relu && value < 0.0);
 }
 // ANCHOR_END: scale_back

@@ -41,7 +41,8 @@ fn linear_sparse(@builtin(workgroup_id) workgroup: vec3u,
     for (var entry = column_offsets[column]; entry < column_offsets[column + 1u]; entry++) {
         sum += values[entry] * input[input_row + input_indices[entry]];
     }
-    // `select`, not `max`: a NaN passes through the ReLU, as on the CPU.
+    // `select`, not `max`: a NaN passes through the ReLU, as on the CPU, where the GPU
+    // honours NaN (lavapipe); WGSL lets a GPU assume that no NaN occurs.
     output[row * dimensions.outputs + column] = select(sum, 0.0, apply_relu && sum < 0.0);
 }
 // ANCHOR_END: linear_sparse

@@ -22,9 +22,11 @@ fn main(@builtin(workgroup_id) workgroup: vec3u,
     if (index >= dimensions.element_count) {
         return;
     }
-    // `select(value, 0.0, value < 0.0)` rather than `max(value, 0.0)`: WGSL leaves
-    // max(NaN, 0) undefined (many GPUs return 0), and a comparison with NaN is false, so
-    // a NaN passes through, as on the CPU.
+    // `select(value, 0.0, value < 0.0)` rather than `max(value, 0.0)`: WGSL lets
+    // max(NaN, 0) return 0, while a comparison with NaN is false, so a NaN passes through
+    // as on the CPU wherever the GPU honours NaN (lavapipe does). WGSL also lets a GPU
+    // assume that no NaN occurs, and an NVIDIA H100 returns 0 here: to catch a NaN, check
+    // the input on the host.
     let value = input[index];
     output[index] = select(value, 0.0, value < 0.0);
 }
