@@ -485,7 +485,12 @@ fn a_non_finite_activation_inside_the_graph_makes_its_rows_outputs_nan_on_the_gp
     .unwrap()
     .remove(0);
     for column in 0..outputs {
-        assert!(actual.get(2, column).is_nan(), "{actual:?}");
+        // Row 2 is NaN where the adapter keeps NaN and infinity; WGSL lets a hardware GPU
+        // assume none occurs, so there row 2 may hold anything. The finite rows may not.
+        assert!(
+            !keeps_nan_and_infinity() || actual.get(2, column).is_nan(),
+            "{actual:?}"
+        );
         for row in [0, 1, 3] {
             assert!(actual.get(row, column).is_finite(), "{actual:?}");
         }
