@@ -54,7 +54,7 @@ const DENSITIES: [f64; 4] = [0.0, 0.01, 0.3, 1.0];
 /// A software rasteriser (lavapipe, `DeviceType::Cpu`) divides with the CPU's correctly
 /// rounded instruction; a hardware GPU may use the 2.5 ulp that Vulkan allows.
 fn divides_exactly() -> bool {
-    context().adapter_info().device_type == wgpu::DeviceType::Cpu
+    common::adapter_is_software()
 }
 
 /// Whether the adapter keeps NaN and infinity as IEEE 754 says. WGSL allows an
@@ -62,7 +62,7 @@ fn divides_exactly() -> bool {
 /// in the WGSL specification); lavapipe runs the shader as CPU code and keeps them, so CI
 /// checks that they reach the same outputs as on the CPU.
 fn keeps_nan_and_infinity() -> bool {
-    context().adapter_info().device_type == wgpu::DeviceType::Cpu
+    common::adapter_is_software()
 }
 
 /// Asserts that the GPU's quantisation of `input` is the CPU's: bit for bit where the
