@@ -35,6 +35,18 @@ impl AdapterSelection {
         }
     }
 
+    /// Whether an adapter described by `info` is one this selection asks for (before
+    /// ranking: `MostCapable` accepts every adapter).
+    pub fn accepts(&self, info: &wgpu::AdapterInfo) -> bool {
+        match self {
+            AdapterSelection::MostCapable => true,
+            AdapterSelection::NameContains(text) => {
+                info.name.to_lowercase().contains(&text.to_lowercase())
+            }
+            AdapterSelection::Backend(backend) => info.backend == *backend,
+        }
+    }
+
     pub fn parse(text: &str) -> AdapterSelection {
         match text.to_ascii_lowercase().as_str() {
             "vulkan" => AdapterSelection::Backend(wgpu::Backend::Vulkan),
@@ -42,6 +54,20 @@ impl AdapterSelection {
             "dx12" => AdapterSelection::Backend(wgpu::Backend::Dx12),
             "gl" | "opengl" => AdapterSelection::Backend(wgpu::Backend::Gl),
             _ => AdapterSelection::NameContains(text.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterSelection {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdapterSelection::MostCapable => write!(formatter, "the most capable adapter"),
+            AdapterSelection::NameContains(text) => {
+                write!(formatter, "an adapter whose name contains \"{text}\"")
+            }
+            AdapterSelection::Backend(backend) => {
+                write!(formatter, "an adapter of the {backend:?} backend")
+            }
         }
     }
 }
@@ -108,13 +134,17 @@ impl GpuContext {
 
     // ANCHOR: create_context
     pub fn with_options(options: &ContextOptions) -> Result<GpuContext, GpuError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: options.backends,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapters = pollster::block_on(instance.enumerate_adapters(options.backends));
+        let adapters = enumerate_adapters(options);
         let adapter = choose_adapter(adapters, &options.selection)?;
+        GpuContext::on_adapter(adapter, options)
+    }
 
+    /// A new device, and a context around it, on `adapter`. Calling it twice on one adapter
+    /// gives two independent devices (each with its own queue and memory) on the same GPU.
+    pub fn on_adapter(
+        adapter: wgpu::Adapter,
+        options: &ContextOptions,
+    ) -> Result<GpuContext, GpuError> {
         // wgpu's default limits are the lowest common denominator of all GPUs (16 KiB of
         // workgroup memory, 256 invocations per workgroup). Ask for what this adapter
         // really offers instead.
@@ -247,6 +277,49 @@ impl GpuContext {
     }
 }
 
+/// Every adapter of the backends `options` names.
+fn enumerate_adapters(options: &ContextOptions) -> Vec<wgpu::Adapter> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: options.backends,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    pollster::block_on(instance.enumerate_adapters(options.backends))
+}
+
+// ANCHOR: several_contexts
+/// One context on every GPU of the best kind present that `options.selection` accepts: on
+/// a machine with two discrete GPUs, one on each (and none on a software rasteriser that is
+/// also installed). The multi-device runners take these.
+pub fn contexts_on_every_adapter(options: &ContextOptions) -> Result<Vec<GpuContext>, GpuError> {
+    let adapters = enumerate_adapters(options);
+    let best = choose_adapter(adapters.clone(), &options.selection)?.get_info();
+    adapters
+        .into_iter()
+        .filter(|adapter| {
+            let info = adapter.get_info();
+            options.selection.accepts(&info)
+                && info.device_type == best.device_type
+                && info.backend == best.backend
+        })
+        .map(|adapter| GpuContext::on_adapter(adapter, options))
+        .collect()
+}
+
+/// `count` contexts, each its own device, all on the one adapter `options` selects. On a
+/// single GPU (or on lavapipe in CI) this exercises everything a multi-device runner does —
+/// splitting the work, keeping its order, handing tensors over through the host — though
+/// the devices share one GPU's processors and so cannot be faster than one.
+pub fn contexts_on_one_adapter(
+    options: &ContextOptions,
+    count: usize,
+) -> Result<Vec<GpuContext>, GpuError> {
+    let adapter = choose_adapter(enumerate_adapters(options), &options.selection)?;
+    (0..count)
+        .map(|_| GpuContext::on_adapter(adapter.clone(), options))
+        .collect()
+}
+// ANCHOR_END: several_contexts
+
 /// `name (backend, device type)`.
 pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
@@ -285,16 +358,7 @@ fn choose_adapter(
         .collect();
     let mut candidates: Vec<wgpu::Adapter> = adapters
         .into_iter()
-        .filter(|adapter| {
-            let info = adapter.get_info();
-            match selection {
-                AdapterSelection::MostCapable => true,
-                AdapterSelection::NameContains(text) => {
-                    info.name.to_lowercase().contains(&text.to_lowercase())
-                }
-                AdapterSelection::Backend(backend) => info.backend == *backend,
-            }
-        })
+        .filter(|adapter| selection.accepts(&adapter.get_info()))
         .collect();
     candidates.sort_by_key(|adapter| {
         let info = adapter.get_info();
@@ -307,7 +371,7 @@ fn choose_adapter(
         .into_iter()
         .next()
         .ok_or_else(|| GpuError::NoMatchingAdapter {
-            requested: format!("{selection:?}"),
+            requested: selection.to_string(),
             available: names,
         })
 }
@@ -342,5 +406,18 @@ mod tests {
         let error = choose_adapter(Vec::new(), &AdapterSelection::MostCapable).unwrap_err();
         assert_eq!(error, GpuError::NoAdapter);
         assert!(error.to_string().contains("mesa-vulkan-drivers"));
+    }
+
+    #[test]
+    fn a_selection_reads_as_words_in_messages() {
+        let selection = AdapterSelection::parse("H200");
+        assert_eq!(
+            selection.to_string(),
+            "an adapter whose name contains \"H200\""
+        );
+        assert_eq!(
+            AdapterSelection::Backend(wgpu::Backend::Vulkan).to_string(),
+            "an adapter of the Vulkan backend"
+        );
     }
 }

@@ -19,7 +19,7 @@ pub enum GpuError {
     NoAdapter,
 
     /// `GALAXY_ADAPTER` (or an explicit selection) matched none of the adapters present.
-    #[error("no GPU adapter matches {requested:?}; the adapters found are: {}", available.join(", "))]
+    #[error("no GPU adapter is {requested}; the adapters found are: {}", available.join(", "))]
     NoMatchingAdapter {
         requested: String,
         available: Vec<String>,

@@ -37,7 +37,8 @@ pub mod timestamps;
 pub mod upload;
 
 pub use context::{
-    AdapterSelection, ContextOptions, GpuContext, OPTIONAL_FEATURES, describe_adapter,
+    AdapterSelection, ContextOptions, GpuContext, OPTIONAL_FEATURES, contexts_on_every_adapter,
+    contexts_on_one_adapter, describe_adapter,
 };
 pub use dispatch::WorkgroupGrid;
 pub use error::GpuError;

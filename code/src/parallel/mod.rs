@@ -35,6 +35,8 @@ pub mod index_tree;
 pub mod layouts;
 /// A Monte Carlo estimate of π that gives the same count on any number of threads and on the GPU.
 pub mod monte_carlo;
+/// One graph on several GPUs: data-parallel and pipeline-parallel runners, and the hand-over between devices.
+pub mod multi_device;
 /// A graph as `Rc<RefCell<…>>` nodes that point at their inputs (compared with `index_graph`).
 pub mod pointer_graph;
 /// Gather through sequential and random indices, on one thread and with rayon.

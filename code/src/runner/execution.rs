@@ -8,7 +8,7 @@
 use crate::compiler::fused_mlp::FusionRequest;
 use crate::compiler::{LinearSelection, fuse, quantize, reuse_buffers, rewrite_in_place, sparsify};
 use crate::cpu::int8::Granularity;
-use crate::gpu::{GpuContext, ShaderCompilation};
+use crate::gpu::{GpuContext, GpuTensor, ShaderCompilation};
 use crate::graph::{Operator, ValidGraph};
 use crate::immediate::ImmediateGpu;
 use crate::runner::fused::{FusedMlpRunner, prepare_fused};
@@ -332,6 +332,19 @@ impl Execution<'_> {
         match &self.runner {
             Runner::FusedMlp(runner) => Some(runner.as_ref()),
             _ => None,
+        }
+    }
+
+    /// The GPU buffers a run writes its results into, for tests that fill them with NaN
+    /// first: every buffer of the graph runners, the fused kernel's output. Empty for the
+    /// CPU modes, immediate mode and the op-code runner, which allocate per run.
+    pub fn result_buffers(&self) -> Vec<&GpuTensor> {
+        match &self.runner {
+            Runner::GpuGraph(runner) | Runner::GpuGraphLoop(runner) => {
+                runner.buffers().iter().collect()
+            }
+            Runner::FusedMlp(runner) => vec![runner.result_buffer()],
+            _ => Vec::new(),
         }
     }
 

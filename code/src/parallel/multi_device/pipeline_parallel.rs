@@ -1,0 +1,224 @@
+//! Pipeline parallelism: consecutive stages of the graph on consecutive devices, the rows
+//! streaming through them in micro-batches.
+//!
+//! Each device holds only its stage's weights. A run cuts the input into micro-batches;
+//! device 0 runs the first stage on micro-batch 0 and hands the result on, then starts on
+//! micro-batch 1 while device 1 runs the second stage on micro-batch 0, and so on: after
+//! the pipeline has filled, every device works at once. One host thread drives each
+//! device, and a channel carries each stage's results to the next — the producer →
+//! worker → consumer pipeline of module 2's channels, with a GPU behind every worker.
+//!
+//! Two costs are new. The *bubble*: with `p` stages and `m` micro-batches, devices wait
+//! while the pipeline fills and drains, a fraction (p − 1)/(m + p − 1) of the run if every
+//! stage takes the same time. And the *hand-over*: a stage's result goes back to host
+//! memory and up to the next device, since WebGPU cannot copy between devices.
+
+use std::ops::Range;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use crate::gpu::GpuContext;
+use crate::graph::ValidGraph;
+use crate::runner::{Execution, ExecutionMode, RunError};
+use crate::tensor::Tensor2d;
+
+use super::data_parallel::device_error;
+use super::{
+    MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, stack_rows, take_rows,
+    with_input_rows,
+};
+
+// ANCHOR: runner
+/// A graph cut into one stage per device, each stage prepared for the micro-batch sizes.
+pub struct PipelineParallelRunner<'context> {
+    input_shape: (usize, usize),
+    micro_batches: Vec<Range<usize>>,
+    stages: Vec<Stage<'context>>,
+}
+
+/// One device and its stage, prepared once for every size a micro-batch can have (at
+/// most two: micro-batches differ by at most one row).
+struct Stage<'context> {
+    context: &'context GpuContext,
+    prepared: Vec<(usize, Execution<'context>)>,
+}
+// ANCHOR_END: runner
+
+/// What travels from one stage's thread to the next: a micro-batch's activations, or the
+/// error that stopped an earlier stage.
+type Handed = Result<(usize, Tensor2d), MultiDeviceError>;
+
+impl<'context> PipelineParallelRunner<'context> {
+    // ANCHOR: prepare
+    /// Cuts `graph` into one stage per context ([`split_into_stages`]) and prepares each
+    /// stage in `mode` on its device, for `micro_batches` micro-batches of the input's rows.
+    pub fn prepare(
+        contexts: &[&'context GpuContext],
+        graph: &ValidGraph,
+        mode: ExecutionMode,
+        micro_batches: usize,
+    ) -> Result<PipelineParallelRunner<'context>, MultiDeviceError> {
+        require_gpu_mode(mode)?;
+        if contexts.is_empty() {
+            return Err(MultiDeviceError::NoDevices);
+        }
+        let input_shape = graph.shape(graph.input());
+        let rows = input_shape.0;
+        if micro_batches == 0 {
+            return Err(MultiDeviceError::NoMicroBatches);
+        }
+        if micro_batches > rows {
+            return Err(MultiDeviceError::MoreMicroBatchesThanRows {
+                micro_batches,
+                rows,
+            });
+        }
+        let micro_batches = split_rows(rows, micro_batches);
+        let mut sizes: Vec<usize> = micro_batches.iter().map(Range::len).collect();
+        sizes.dedup();
+        let stages = split_into_stages(graph, contexts.len())?
+            .iter()
+            .zip(contexts)
+            .enumerate()
+            .map(|(device, (stage, &context))| {
+                let prepared = sizes
+                    .iter()
+                    .map(|&size| {
+                        let graph = with_input_rows(stage, size)?;
+                        let execution = mode
+                            .prepare(&graph, Some(context))
+                            .map_err(|source| device_error(device, context, source))?;
+                        Ok((size, execution))
+                    })
+                    .collect::<Result<_, MultiDeviceError>>()?;
+                Ok(Stage { context, prepared })
+            })
+            .collect::<Result<_, MultiDeviceError>>()?;
+        Ok(PipelineParallelRunner {
+            input_shape,
+            micro_batches,
+            stages,
+        })
+    }
+    // ANCHOR_END: prepare
+
+    /// The rows of each micro-batch.
+    pub fn micro_batches(&self) -> &[Range<usize>] {
+        &self.micro_batches
+    }
+
+    /// Fills every buffer the stages write results into with `value` (tests poison them
+    /// with NaN, so that an element no kernel wrote cannot pass for a right one).
+    pub fn fill_result_buffers(&self, value: f32) {
+        for stage in &self.stages {
+            for (_, execution) in &stage.prepared {
+                for buffer in execution.result_buffers() {
+                    buffer.fill(stage.context, value);
+                }
+            }
+        }
+    }
+
+    /// How many stages the graph was cut into (one per device).
+    pub fn stage_count(&self) -> usize {
+        self.stages.len()
+    }
+
+    /// Runs the graph on `input`, the micro-batches streaming through the stages.
+    pub fn run(&mut self, input: &Tensor2d) -> Result<Tensor2d, MultiDeviceError> {
+        self.run_traced(input).map(|(result, _)| result)
+    }
+
+    // ANCHOR: run
+    /// As [`PipelineParallelRunner::run`], also returning when each device worked on each
+    /// micro-batch.
+    pub fn run_traced(
+        &mut self,
+        input: &Tensor2d,
+    ) -> Result<(Tensor2d, Vec<Span>), MultiDeviceError> {
+        if input.shape() != self.input_shape {
+            return Err(RunError::InputShape {
+                expected: self.input_shape,
+                given: input.shape(),
+            }
+            .into());
+        }
+        let start = Instant::now();
+        // The first stage reads the micro-batches from this channel, filled up front.
+        let (feed, mut receiver) = mpsc::channel::<Handed>();
+        for (index, rows) in self.micro_batches.iter().enumerate() {
+            feed.send(Ok((index, take_rows(input, rows.clone()))))
+                .expect("the receiver is alive");
+        }
+        drop(feed);
+        let (results, spans) = std::thread::scope(|scope| {
+            let mut threads = Vec::new();
+            for (device, stage) in self.stages.iter_mut().enumerate() {
+                let (sender, next) = mpsc::channel::<Handed>();
+                let incoming = std::mem::replace(&mut receiver, next);
+                threads.push(scope.spawn(move || stage.work(device, incoming, sender, start)));
+            }
+            // The last stage's channel brings the results here.
+            let results: Vec<Handed> = receiver.iter().collect();
+            let spans: Vec<Span> = threads
+                .into_iter()
+                .flat_map(|thread| thread.join().expect("a stage's thread panicked"))
+                .collect();
+            (results, spans)
+        });
+        let mut parts: Vec<(usize, Tensor2d)> = results.into_iter().collect::<Result<_, _>>()?;
+        // The stages keep the order, but say so rather than rely on it.
+        parts.sort_by_key(|(index, _)| *index);
+        let parts = parts.into_iter().map(|(_, part)| part).collect();
+        Ok((stack_rows(parts), spans))
+    }
+    // ANCHOR_END: run
+}
+
+impl Stage<'_> {
+    // ANCHOR: stage_work
+    /// A stage's thread: runs every micro-batch that arrives, in order, and passes the
+    /// result on. After an error it passes the error on and stops, so the run ends with it.
+    fn work(
+        &mut self,
+        device: usize,
+        incoming: mpsc::Receiver<Handed>,
+        outgoing: mpsc::Sender<Handed>,
+        start: Instant,
+    ) -> Vec<Span> {
+        let mut spans = Vec::new();
+        for handed in incoming {
+            let (index, activations) = match handed {
+                Ok(pair) => pair,
+                Err(error) => {
+                    let _ = outgoing.send(Err(error));
+                    break;
+                }
+            };
+            let begun = start.elapsed();
+            let (_, execution) = self
+                .prepared
+                .iter_mut()
+                .find(|(rows, _)| *rows == activations.rows())
+                .expect("prepared for every micro-batch size");
+            let result = execution
+                .run(&activations, 1)
+                .map(|mut results| results.remove(0))
+                .map_err(|source| device_error(device, self.context, source));
+            spans.push(Span {
+                device,
+                micro_batch: index,
+                start: begun,
+                end: start.elapsed(),
+            });
+            let failed = result.is_err();
+            // The next stage may have stopped after an error of its own: nothing to do.
+            let _ = outgoing.send(result.map(|tensor| (index, tensor)));
+            if failed {
+                break;
+            }
+        }
+        spans
+    }
+    // ANCHOR_END: stage_work
+}
