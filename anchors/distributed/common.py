@@ -175,7 +175,19 @@ def workload_layers(path):
     return workload.size, layers
 
 
-def build_network(layers, first=0, last=None):
+# Checks compare against a float64 copy of the network. A forward pass in fp32 rounds at every
+# layer, and cuBLAS or oneDNN may sum in another order for another number of rows: after 16
+# layers of width 1024 an fp32 output can differ from the exact one by a few 10⁻⁶ of its largest
+# value, and three training steps on 512 rows instead of 1024 by 2·10⁻⁵ (measured on a 2-core
+# AMD EPYC). A wrong split or a wrong gradient scale differs by 10⁻² or more.
+FORWARD_TOLERANCE = 1e-4
+# Training is checked with both sides in float64, where rounding is near 10⁻¹⁵: 10⁻⁵ then
+# leaves no room for anything but a correct algorithm.
+TRAINING_TOLERANCE = 1e-5
+CHECK_DTYPE = torch.float64
+
+
+def build_network(layers, first=0, last=None, dtype=torch.float32):
     """torch.nn modules for layers[first:last]. nn.Linear computes x·Aᵀ + b, so it gets Wᵀ."""
     modules = []
     for weights, bias, relu in layers[first:last]:
@@ -186,7 +198,14 @@ def build_network(layers, first=0, last=None):
         modules.append(linear)
         if relu:
             modules.append(torch.nn.ReLU())
-    return torch.nn.Sequential(*modules)
+    return torch.nn.Sequential(*modules).to(dtype)
+
+
+def exact_output(layers, inputs, device):
+    """The unsplit network's softmax output in float64: what every forward check compares with."""
+    with torch.no_grad():
+        network = build_network(layers, dtype=CHECK_DTYPE).to(device)
+        return torch.softmax(network(inputs.to(device, CHECK_DTYPE)), dim=1)
 
 
 def synthetic_batch(rows, size, seed):
@@ -255,6 +274,16 @@ def collective_device(launch):
     return launch.device if launch.backend == "nccl" else torch.device("cpu")
 
 
+def agree_on_failures(launch, message):
+    """Every rank learns whether any rank's check failed, so that all stop together."""
+    failed = torch.tensor([int(message is not None)], device=collective_device(launch))
+    dist.all_reduce(failed, op=dist.ReduceOp.MAX)
+    if message is not None:
+        raise AnchorError(message)
+    if failed.item():
+        raise AnchorError("another rank's check failed (its message says which)")
+
+
 # ---------------------------------------------------------------------------------------
 # Output
 
@@ -272,8 +301,12 @@ def describe_hardware(launch):
     parts = [f"CPU {cpu} ({os.cpu_count()} logical cores, {torch.get_num_threads()} threads per process)"]
     if launch.device.type == "cuda":
         properties = torch.cuda.get_device_properties(launch.device)
-        parts.append(f"{launch.world_size} x GPU {properties.name} (CUDA runtime {torch.version.cuda}, "
-                     f"NCCL {'.'.join(str(part) for part in torch.cuda.nccl.version())})")
+        try:
+            nccl = "NCCL " + ".".join(str(part) for part in torch.cuda.nccl.version())
+        except (AttributeError, RuntimeError):
+            nccl = "NCCL version unknown"
+        parts.append(f"{launch.world_size} x GPU {properties.name} (CUDA runtime "
+                     f"{torch.version.cuda}, {nccl})")
     parts.append(f"PyTorch {torch.__version__}, {launch.backend}, {launch.world_size} process(es), fp32")
     return "; ".join(parts)
 

@@ -22,7 +22,7 @@ import argparse
 import common
 from common import AnchorError, dist, torch
 
-CHECK_TOLERANCE = 1e-5
+CHECK_TOLERANCE = common.TRAINING_TOLERANCE
 LEARNING_RATE = 0.01
 
 
@@ -79,8 +79,8 @@ def training_step(model, optimizer, inputs, labels):
     optimizer.step()
 
 
-def distributed_model(launch, layers):
-    model = common.build_network(layers).to(launch.device)
+def distributed_model(launch, layers, dtype=torch.float32):
+    model = common.build_network(layers, dtype=dtype).to(launch.device)
     # DDP broadcasts rank 0's parameters at construction; they are equal anyway (same seed).
     device_ids = [launch.device.index] if launch.device.type == "cuda" else None
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
@@ -88,39 +88,38 @@ def distributed_model(launch, layers):
 
 def check_training(launch, layers, rows, arguments):
     """Trains `check_steps` steps data-parallel and, on rank 0, one process on the whole
-    batch; fails unless every parameter agrees."""
+    batch, both in float64 (common.TRAINING_TOLERANCE says why); fails unless every parameter
+    agrees."""
     size = layers[0][0].shape[0]
+    dtype = common.CHECK_DTYPE
     inputs, labels = common.synthetic_batch(rows, size, arguments.seed + 1)
+    inputs = inputs.to(dtype)
     block = my_rows(launch, rows)
-    model = distributed_model(launch, layers)
+    model = distributed_model(launch, layers, dtype)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
     local_inputs, local_labels = inputs[block].to(launch.device), labels[block].to(launch.device)
     for _ in range(arguments.check_steps):
         training_step(model, optimizer, local_inputs, local_labels)
+    message = None
     if launch.is_main:
-        reference = common.build_network(layers).to(launch.device)
+        reference = common.build_network(layers, dtype=dtype).to(launch.device)
         reference_optimizer = torch.optim.SGD(reference.parameters(), lr=LEARNING_RATE)
         all_inputs, all_labels = inputs.to(launch.device), labels.to(launch.device)
         for _ in range(arguments.check_steps):
             training_step(reference, reference_optimizer, all_inputs, all_labels)
         difference = max(common.relative_difference(mine, theirs)
                          for mine, theirs in zip(model.module.parameters(), reference.parameters()))
-        initial = common.build_network(layers).parameters()
+        initial = common.build_network(layers, dtype=dtype).parameters()
         moved = max(common.relative_difference(after, before)
                     for after, before in zip(reference.parameters(), initial))
         print(f"check: {launch.world_size} process(es), size {size}, batch {rows}, "
-              f"{arguments.check_steps} SGD steps: parameters differ by {difference:.2e} relative "
-              f"from one process's (the steps moved them by {moved:.2e})", flush=True)
-        failed = not difference <= CHECK_TOLERANCE
-    else:
-        failed = False
-    # Every rank learns the verdict, so that all of them stop together on a failure.
-    verdict = torch.tensor([int(failed)], device=common.collective_device(launch))
-    dist.broadcast(verdict, src=0)
-    if verdict.item():
-        raise AnchorError(f"data-parallel training differs from one process's by more than "
-                          f"{CHECK_TOLERANCE:g} (relative): the gradients are not averaged "
-                          f"over the global batch")
+              f"{arguments.check_steps} SGD steps in float64: parameters differ by "
+              f"{difference:.2e} relative from one process's (the steps moved them by {moved:.2e})", flush=True)
+        if not difference <= CHECK_TOLERANCE:
+            message = (f"data-parallel training differs from one process's by more than "
+                       f"{CHECK_TOLERANCE:g} (relative): the gradients are not averaged "
+                       f"over the global batch")
+    common.agree_on_failures(launch, message)
 
 
 def time_training(launch, layers, rows, arguments):
@@ -157,13 +156,16 @@ def time_inference(launch, layers, rows, arguments):
 
     # The split must not change the answer: rank 0 compares with the unsplit network.
     output = run_once()
+    message = None
     if launch.is_main:
-        with torch.no_grad():
-            expected = torch.softmax(model(inputs.to(launch.device)), dim=1)
+        expected = common.exact_output(layers, inputs, launch.device)
         difference = common.relative_difference(output, expected)
-        if not difference <= 1e-5:
-            raise AnchorError(f"the gathered outputs differ from the unsplit network's by "
-                              f"{difference:.2e} (relative)")
+        print(f"check: {launch.world_size} process(es), size {size}, batch {rows}: gathered "
+              f"output differs from the unsplit float64 network's by {difference:.2e}", flush=True)
+        if not difference <= common.FORWARD_TOLERANCE:
+            message = (f"the gathered outputs differ from the unsplit network's by "
+                       f"{difference:.2e}, more than {common.FORWARD_TOLERANCE:g} (relative)")
+    common.agree_on_failures(launch, message)
     return common.time_runs(run_once, launch, arguments.warmup, arguments.iterations,
                             arguments.repeats)
 

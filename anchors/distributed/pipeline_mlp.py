@@ -32,7 +32,6 @@ import common
 from common import AnchorError, dist, torch
 from torch.distributed.pipelining import PipelineStage, ScheduleGPipe
 
-CHECK_TOLERANCE = 1e-5
 LEARNING_RATE = 0.01
 
 
@@ -69,12 +68,12 @@ def stage_bounds(depth, stages, stage):
     return first, first + base + (1 if stage < extra else 0)
 
 
-def make_stage(launch, layers, for_inference):
+def make_stage(launch, layers, for_inference, dtype):
     """This rank's stage module, freshly built from the layers (so every schedule starts from
     the same parameters). The last stage ends with the softmax when it only infers; training
     feeds its logits to the cross-entropy, which applies its own (log-)softmax."""
     first, last = stage_bounds(len(layers), launch.world_size, launch.rank)
-    module = common.build_network(layers, first, last)
+    module = common.build_network(layers, first, last, dtype)
     if for_inference and launch.rank == launch.world_size - 1:
         module.append(torch.nn.Softmax(dim=1))
     module = module.to(launch.device)
@@ -89,14 +88,15 @@ def cross_entropy(output, target):
 class Pipeline:
     """One schedule for one micro-batch count: `run()` does one batch on this rank."""
 
-    def __init__(self, launch, layers, microbatches, training, host_inputs, labels):
+    def __init__(self, launch, layers, microbatches, training, host_inputs, labels,
+                 dtype=torch.float32):
         self.launch = launch
         self.training = training
-        self.module, stage = make_stage(launch, layers, for_inference=not training)
+        self.module, stage = make_stage(launch, layers, not training, dtype)
         self.schedule = ScheduleGPipe(stage, microbatches,
                                       loss_fn=cross_entropy if training else None)
         self.optimizer = torch.optim.SGD(self.module.parameters(), lr=LEARNING_RATE)
-        self.host_inputs = host_inputs
+        self.host_inputs = host_inputs if host_inputs.dtype == dtype else host_inputs.to(dtype)
         self.labels = labels.to(launch.device)
         self.is_first = launch.rank == 0
         self.is_last = launch.rank == launch.world_size - 1
@@ -137,38 +137,31 @@ def unsplit_runs(launch, layers, host_inputs, labels):
     return infer, train
 
 
-def agree_on_failures(launch, message):
-    """Every rank learns whether any rank's check failed, so that all stop together."""
-    failed = torch.tensor([int(message is not None)], device=common.collective_device(launch))
-    dist.all_reduce(failed, op=dist.ReduceOp.MAX)
-    if message is not None:
-        raise AnchorError(message)
-    if failed.item():
-        raise AnchorError("another rank's check failed (its message says which)")
-
-
 def check_inference(launch, pipeline, layers, host_inputs, microbatches):
     output = pipeline.run()
     message = None
     if pipeline.is_last:
-        reference = common.build_network(layers).to(launch.device)
-        with torch.no_grad():
-            expected = torch.softmax(reference(host_inputs.to(launch.device)), dim=1)
+        expected = common.exact_output(layers, host_inputs, launch.device)
         difference = common.relative_difference(output, expected)
         print(f"check: {launch.world_size} stage(s), {microbatches} micro-batch(es): output "
-              f"differs from the unsplit network's by {difference:.2e} (relative)", flush=True)
-        if not difference <= CHECK_TOLERANCE:
+              f"differs from the unsplit float64 network's by {difference:.2e} (relative)",
+              flush=True)
+        if not difference <= common.FORWARD_TOLERANCE:
             message = (f"the pipeline's output differs from the unsplit network's by "
-                       f"{difference:.2e}, more than {CHECK_TOLERANCE:g}")
-    agree_on_failures(launch, message)
+                       f"{difference:.2e}, more than {common.FORWARD_TOLERANCE:g}")
+    common.agree_on_failures(launch, message)
 
 
-def check_training(launch, pipeline, layers, host_inputs, labels, microbatches):
-    """One pipeline training step against one unsplit step on the whole batch, per stage."""
+def check_training(launch, layers, host_inputs, labels, microbatches):
+    """One pipeline training step against one unsplit step on the whole batch, per stage, both
+    in float64 (common.TRAINING_TOLERANCE says why)."""
+    dtype = common.CHECK_DTYPE
+    pipeline = Pipeline(launch, layers, microbatches, True, host_inputs, labels, dtype)
     pipeline.run()
-    reference = common.build_network(layers).to(launch.device)
+    reference = common.build_network(layers, dtype=dtype).to(launch.device)
     optimizer = torch.optim.SGD(reference.parameters(), lr=LEARNING_RATE)
-    cross_entropy(reference(host_inputs.to(launch.device)), labels.to(launch.device)).backward()
+    cross_entropy(reference(host_inputs.to(launch.device, dtype)),
+                  labels.to(launch.device)).backward()
     optimizer.step()
     first, last = stage_bounds(len(layers), launch.world_size, launch.rank)
     reference_linears = [module for module in reference if isinstance(module, torch.nn.Linear)]
@@ -178,13 +171,14 @@ def check_training(launch, pipeline, layers, host_inputs, labels, microbatches):
         for parameter, expected in ((mine.weight, theirs.weight), (mine.bias, theirs.bias)):
             difference = max(difference, common.relative_difference(parameter, expected))
     print(f"check: stage {launch.rank} (layers {first}..{last - 1}), {microbatches} "
-          f"micro-batch(es): parameters after one step differ by {difference:.2e} (relative)",
+          f"micro-batch(es): parameters after one float64 step differ by {difference:.2e} (relative)",
           flush=True)
     message = None
-    if not difference <= CHECK_TOLERANCE:
+    if not difference <= common.TRAINING_TOLERANCE:
         message = (f"stage {launch.rank}'s parameters after one training step differ from the "
-                   f"unsplit network's by {difference:.2e}, more than {CHECK_TOLERANCE:g}")
-    agree_on_failures(launch, message)
+                   f"unsplit network's by {difference:.2e}, more than "
+                   f"{common.TRAINING_TOLERANCE:g}")
+    common.agree_on_failures(launch, message)
 
 
 def main(argv):
@@ -221,10 +215,10 @@ def main(argv):
     for microbatches in arguments.microbatches:
         for mode in modes:
             training = mode == "train"
-            pipeline = Pipeline(launch, layers, microbatches, training, host_inputs, labels)
             if training and arguments.check:
-                check_training(launch, pipeline, layers, host_inputs, labels, microbatches)
-            elif not training:
+                check_training(launch, layers, host_inputs, labels, microbatches)
+            pipeline = Pipeline(launch, layers, microbatches, training, host_inputs, labels)
+            if not training:
                 check_inference(launch, pipeline, layers, host_inputs, microbatches)
             measure(mode, "pipeline", microbatches, pipeline.run)
 
