@@ -14,15 +14,15 @@ use crate::graph::ValidGraph;
 use crate::runner::{Execution, ExecutionMode, RunError};
 use crate::tensor::Tensor2d;
 
-use super::{
-    MultiDeviceError, Span, require_gpu_mode, split_rows, stack_rows, take_rows, with_input_rows,
-};
+use super::{MultiDeviceError, Span, require_gpu_mode, split_rows, take_rows, with_input_rows};
 
 // ANCHOR: runner
 /// A graph prepared on several devices, each for its share of the input's rows.
 pub struct DataParallelRunner<'context> {
     /// The shape of the whole input, as the graph declares it.
     input_shape: (usize, usize),
+    /// The number of columns of the graph's result.
+    output_columns: usize,
     devices: Vec<DeviceShare<'context>>,
 }
 
@@ -73,6 +73,7 @@ impl<'context> DataParallelRunner<'context> {
             .collect::<Result<_, MultiDeviceError>>()?;
         Ok(DataParallelRunner {
             input_shape,
+            output_columns: graph.shape(graph.result()).1,
             devices,
         })
     }
@@ -115,43 +116,43 @@ impl<'context> DataParallelRunner<'context> {
             .into());
         }
         let start = Instant::now();
-        // One host thread per device: each uploads its rows, waits for its device and
-        // reads its result back, while the others do the same.
-        let outcomes: Vec<Result<(Tensor2d, Span), MultiDeviceError>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = self
-                    .devices
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(device, share)| {
-                        let rows = take_rows(input, share.rows.clone());
-                        scope.spawn(move || {
-                            let begun = start.elapsed();
-                            let mut results = share
-                                .execution
-                                .run(&rows, 1)
-                                .map_err(|source| device_error(device, share.context, source))?;
-                            let span = Span {
-                                device,
-                                micro_batch: 0,
-                                start: begun,
-                                end: start.elapsed(),
-                            };
-                            Ok((results.remove(0), span))
-                        })
+        // The result is written in place: each device's thread gets its own rows of it.
+        let mut output = vec![0.0; self.input_shape.0 * self.output_columns];
+        let mut unclaimed = output.as_mut_slice();
+        // One host thread per device: each copies out its rows, uploads them, waits for
+        // its device, reads its result back and copies it into its rows of the output,
+        // while the others do the same. Even the host's copies run side by side.
+        let outcomes: Vec<Result<Span, MultiDeviceError>> = std::thread::scope(|scope| {
+            let mut handles = Vec::new();
+            for (device, share) in self.devices.iter_mut().enumerate() {
+                let (mine, rest) = std::mem::take(&mut unclaimed)
+                    .split_at_mut(share.rows.len() * self.output_columns);
+                unclaimed = rest;
+                handles.push(scope.spawn(move || {
+                    let begun = start.elapsed();
+                    let rows = take_rows(input, share.rows.clone());
+                    let results = share
+                        .execution
+                        .run(&rows, 1)
+                        .map_err(|source| device_error(device, share.context, source))?;
+                    mine.copy_from_slice(results[0].as_slice());
+                    Ok(Span {
+                        device,
+                        micro_batch: 0,
+                        start: begun,
+                        end: start.elapsed(),
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|handle| handle.join().expect("a device thread panicked"))
-                    .collect()
-            });
-        let (parts, spans): (Vec<Tensor2d>, Vec<Span>) = outcomes
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .unzip();
-        Ok((stack_rows(parts), spans))
+                }));
+            }
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("a device thread panicked"))
+                .collect()
+        });
+        let spans = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let result = Tensor2d::from_vec(self.input_shape.0, self.output_columns, output)
+            .expect("every row written by its device");
+        Ok((result, spans))
     }
     // ANCHOR_END: run
 }

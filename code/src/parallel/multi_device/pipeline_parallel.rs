@@ -24,7 +24,7 @@ use crate::tensor::Tensor2d;
 
 use super::data_parallel::device_error;
 use super::{
-    MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, stack_rows, take_rows,
+    MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, take_rows,
     with_input_rows,
 };
 
@@ -32,6 +32,7 @@ use super::{
 /// A graph cut into one stage per device, each stage prepared for the micro-batch sizes.
 pub struct PipelineParallelRunner<'context> {
     input_shape: (usize, usize),
+    output_columns: usize,
     micro_batches: Vec<Range<usize>>,
     stages: Vec<Stage<'context>>,
 }
@@ -96,6 +97,7 @@ impl<'context> PipelineParallelRunner<'context> {
             .collect::<Result<_, MultiDeviceError>>()?;
         Ok(PipelineParallelRunner {
             input_shape,
+            output_columns: graph.shape(graph.result()).1,
             micro_batches,
             stages,
         })
@@ -144,33 +146,59 @@ impl<'context> PipelineParallelRunner<'context> {
             .into());
         }
         let start = Instant::now();
-        // The first stage reads the micro-batches from this channel, filled up front.
-        let (feed, mut receiver) = mpsc::channel::<Handed>();
-        for (index, rows) in self.micro_batches.iter().enumerate() {
-            feed.send(Ok((index, take_rows(input, rows.clone()))))
-                .expect("the receiver is alive");
-        }
-        drop(feed);
-        let (results, spans) = std::thread::scope(|scope| {
+        let micro_batches = &self.micro_batches;
+        let columns = self.output_columns;
+        let mut output = vec![0.0; self.input_shape.0 * columns];
+        let (spans, failure) = std::thread::scope(|scope| {
+            // A feeder thread copies out the micro-batches one at a time, so the first
+            // stage can start on the first while the rest are still being copied.
+            let (feed, mut receiver) = mpsc::channel::<Handed>();
+            scope.spawn(move || {
+                for (index, rows) in micro_batches.iter().enumerate() {
+                    // The first stage stops early only after an error.
+                    if feed
+                        .send(Ok((index, take_rows(input, rows.clone()))))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            });
             let mut threads = Vec::new();
             for (device, stage) in self.stages.iter_mut().enumerate() {
                 let (sender, next) = mpsc::channel::<Handed>();
                 let incoming = std::mem::replace(&mut receiver, next);
                 threads.push(scope.spawn(move || stage.work(device, incoming, sender, start)));
             }
-            // The last stage's channel brings the results here.
-            let results: Vec<Handed> = receiver.iter().collect();
+            // The last stage's channel brings the results here, to be copied into their
+            // rows of the output as they arrive.
+            let mut failure = None;
+            for handed in receiver.iter() {
+                match handed {
+                    Ok((index, part)) => {
+                        let rows = &micro_batches[index];
+                        output[rows.start * columns..rows.end * columns]
+                            .copy_from_slice(part.as_slice());
+                    }
+                    Err(error) => {
+                        failure = Some(error);
+                        break;
+                    }
+                }
+            }
+            drop(receiver);
             let spans: Vec<Span> = threads
                 .into_iter()
                 .flat_map(|thread| thread.join().expect("a stage's thread panicked"))
                 .collect();
-            (results, spans)
+            (spans, failure)
         });
-        let mut parts: Vec<(usize, Tensor2d)> = results.into_iter().collect::<Result<_, _>>()?;
-        // The stages keep the order, but say so rather than rely on it.
-        parts.sort_by_key(|(index, _)| *index);
-        let parts = parts.into_iter().map(|(_, part)| part).collect();
-        Ok((stack_rows(parts), spans))
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        let result = Tensor2d::from_vec(self.input_shape.0, columns, output)
+            .expect("every micro-batch written by the last stage");
+        Ok((result, spans))
     }
     // ANCHOR_END: run
 }
