@@ -80,6 +80,10 @@ def check_launch_arguments(parser, arguments):
     """argparse errors (a usage line and a sentence) for options that cannot work together."""
     if arguments.backend == "nccl" and arguments.device != "cuda":
         parser.error("--backend nccl needs --device cuda (NCCL only moves GPU memory)")
+    if arguments.backend == "gloo" and arguments.device == "cuda":
+        # gloo handles some collectives on GPU tensors but not the point-to-point sends that
+        # pipelining needs; the anchors pair each backend with its own kind of device.
+        parser.error("--device cuda runs with --backend nccl (gloo is for CPU processes)")
     if arguments.iterations < 1 or arguments.repeats < 1 or arguments.warmup < 0:
         parser.error("--iterations and --repeats must be at least 1, --warmup at least 0")
     if arguments.threads < 0:

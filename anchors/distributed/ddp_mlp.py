@@ -42,7 +42,8 @@ def parse_arguments(argv):
     parser.add_argument("--inference", action="store_true",
                         help="time the forward pass with the rows split across ranks, not training")
     parser.add_argument("--check", action="store_true",
-                        help="before timing, compare the trained parameters with one process's")
+                        help="before timing, compare the trained parameters with one process's "
+                             "(once per network, on the smallest batch)")
     parser.add_argument("--check-steps", type=int, default=3, help="training steps the check takes")
     arguments = parser.parse_args(argv)
     common.check_launch_arguments(parser, arguments)
@@ -174,12 +175,15 @@ def main(argv):
     arguments = parse_arguments(argv)
     launch = common.start(arguments)
     mode = "inference" if arguments.inference else "train"
+    for rows in arguments.batches:
+        my_rows(launch, rows)  # refuses an uneven split before any work
     rows_out = []
     for size, layers in networks(arguments):
         depth = len(layers)
         for rows in arguments.batches:
-            my_rows(launch, rows)  # refuses an uneven split before any work
-            if arguments.check and not arguments.inference:
+            # One training check per network, on its smallest batch: a larger batch checks
+            # nothing more and costs more (in float64, on rank 0 alone).
+            if arguments.check and not arguments.inference and rows == min(arguments.batches):
                 check_training(launch, layers, rows, arguments)
             timer = time_inference if arguments.inference else time_training
             timing = timer(launch, layers, rows, arguments)
