@@ -9,6 +9,7 @@ NVLink multicast off first (see `MULTICAST_OFF`).
 
 import argparse
 import datetime
+import math
 import os
 import platform
 import statistics
@@ -70,7 +71,8 @@ def add_launch_arguments(parser):
     parser.add_argument("--threads", type=int, default=0,
                         help="CPU threads per process (default: OMP_NUM_THREADS, else cores / processes)")
     parser.add_argument("--out-dir", type=Path, default=Path("."), help="where the CSV file goes")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first")
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="untimed runs first (at least one, and at least 0.3 s of them)")
     parser.add_argument("--iterations", type=int, default=10, help="timed runs per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="repeats; the CSV gives their median")
     parser.add_argument("--tag", default="", help="appended to the CSV file's name")
@@ -250,11 +252,27 @@ def synchronize(device):
         torch.cuda.synchronize(device)
 
 
+WARMUP_SECONDS = 0.3
+MAX_WARMUP_RUNS = 1000
+
+
 def time_runs(run_once, launch, warmup, iterations, repeats):
     """Times `run_once` on every rank. A rank's run ends when its device is idle; each
     repeat's median is then replaced by the slowest rank's (an all-reduce of the maximum), since
-    a distributed step takes as long as its slowest process."""
-    for _ in range(warmup):
+    a distributed step takes as long as its slowest process.
+
+    The warm-up is `warmup` runs but at least WARMUP_SECONDS: the first calls of a process fill
+    caches, fault in memory and start the thread pool, and for a short run a few calls are not
+    enough. Every rank must make the same number of calls (each may hold a collective), so the
+    count comes from the first call's slowest time, agreed on by an all-reduce."""
+    start_time = time.perf_counter()
+    run_once()
+    synchronize(launch.device)
+    first = torch.tensor([time.perf_counter() - start_time], dtype=torch.float64,
+                         device=collective_device(launch))
+    dist.all_reduce(first, op=dist.ReduceOp.MAX)
+    more = max(warmup - 1, math.ceil(WARMUP_SECONDS / max(first.item(), 1e-6)) - 1)
+    for _ in range(min(more, MAX_WARMUP_RUNS)):
         run_once()
     synchronize(launch.device)
     dist.barrier()

@@ -199,7 +199,14 @@ def main(argv):
     results = []  # (mode, series, microbatches, timing)
 
     def measure(mode, series, microbatches, run):
-        timing = common.time_runs(run, launch, arguments.warmup, arguments.iterations,
+        # Nothing else makes rank 0 wait for the last stage: without the barrier rank 0 would
+        # start the next batch while rank 1 still works on this one, and the time per batch
+        # would be that of the slowest stage, not of one batch going through every stage.
+        def one_batch():
+            run()
+            dist.barrier()
+
+        timing = common.time_runs(one_batch, launch, arguments.warmup, arguments.iterations,
                                   arguments.repeats)
         if launch.is_main:
             print(f"{series} {mode} x{launch.world_size} size {size} depth {depth} batch "
