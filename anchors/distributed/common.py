@@ -325,7 +325,7 @@ def describe_hardware(launch):
         properties = torch.cuda.get_device_properties(launch.device)
         try:
             nccl = "NCCL " + ".".join(str(part) for part in torch.cuda.nccl.version())
-        except (AttributeError, RuntimeError):
+        except (AttributeError, RuntimeError, TypeError):
             nccl = "NCCL version unknown"
         parts.append(f"{launch.world_size} x GPU {properties.name} (CUDA runtime "
                      f"{torch.version.cuda}, {nccl})")
