@@ -19,7 +19,11 @@
 //! weights, a ReLU after about half of them and after the last, a softmax; the input has
 //! `rows` rows. A run is upload, every kernel and readback, in `GraphCompiled` mode on
 //! every device. Before anything is timed, every configuration's result is compared with
-//! the one-device result (relative 1e-4, absolute 1e-5).
+//! the one-device result (relative 1e-4, absolute 1e-5). The baseline is the mode itself on
+//! one device; the data-parallel runner on that one device is timed too, for what its
+//! thread and its copies cost. For every size the example also prints where one device's
+//! run spends its time (`bench::time_breakdown`): encoding, submitting, waiting, mapping and
+//! copying out on the host, and the kernels by the GPU's clock.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,14 +31,15 @@ use std::time::Instant;
 use clap::Parser;
 use galaxy::bench::hardware::hardware_description;
 use galaxy::bench::repeats::{Repeats, interleaved};
+use galaxy::bench::time_breakdown::measure_breakdown;
 use galaxy::figure::{Axis, Figure, Point};
 use galaxy::gpu::{ContextOptions, GpuContext, contexts_on_every_adapter, contexts_on_one_adapter};
-use galaxy::graph::random_mlp;
+use galaxy::graph::{Workload, random_mlp};
 use galaxy::parallel::multi_device::{
     DataParallelRunner, MultiDeviceError, PipelineParallelRunner, Span, measure_hand_over,
     with_input_rows,
 };
-use galaxy::runner::ExecutionMode;
+use galaxy::runner::{Execution, ExecutionMode};
 use galaxy::tensor::{Tensor2d, Tolerance};
 
 #[derive(Parser)]
@@ -73,6 +78,8 @@ const CHECK: Tolerance = Tolerance::new(1e-4, 1e-5);
 
 /// One way of running the network, prepared.
 enum Contender<'context> {
+    /// The mode itself on one device, called on this thread: the baseline.
+    Single(Execution<'context>),
     Data(DataParallelRunner<'context>),
     Pipeline(PipelineParallelRunner<'context>),
 }
@@ -80,6 +87,7 @@ enum Contender<'context> {
 impl Contender<'_> {
     fn run(&mut self, input: &Tensor2d) -> Result<(Tensor2d, Vec<Span>), MultiDeviceError> {
         match self {
+            Contender::Single(execution) => Ok((execution.run(input, 1)?.remove(0), Vec::new())),
             Contender::Data(runner) => runner.run_traced(input),
             Contender::Pipeline(runner) => runner.run_traced(input),
         }
@@ -153,14 +161,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for &rows in &options.rows {
         let graph = with_input_rows(&workload.graph, rows)?;
         let input = Tensor2d::random(rows, options.width, -1.0..=1.0, rows as u64);
-        let mut contenders = vec![(
-            "one device".to_string(),
-            Contender::Data(DataParallelRunner::prepare(
-                &devices[..1],
-                &graph,
-                ExecutionMode::GraphCompiled,
-            )?),
-        )];
+        // Where one device's run spends its time: the host's phases and the GPU's clock.
+        let breakdown = measure_breakdown(
+            ExecutionMode::GraphCompiled,
+            &Workload {
+                graph: graph.clone(),
+                input: input.clone(),
+            },
+            devices[0],
+            7,
+        )?;
+        println!(
+            "{rows:>6} rows  one device, where the time goes (ms): {}",
+            breakdown.summary()
+        );
+        let mut contenders = vec![
+            (
+                "one device".to_string(),
+                Contender::Single(ExecutionMode::GraphCompiled.prepare(&graph, Some(devices[0]))?),
+            ),
+            (
+                "one device, through the data-parallel runner".to_string(),
+                Contender::Data(DataParallelRunner::prepare(
+                    &devices[..1],
+                    &graph,
+                    ExecutionMode::GraphCompiled,
+                )?),
+            ),
+        ];
         if count > 1 {
             contenders.push((
                 format!("data-parallel, {count} devices"),
@@ -228,7 +256,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 );
             }
             println!(
-                "{rows:>6} rows  {name:<40} {:>9.3} ms ({:.3}–{:.3})  speed-up {speedup:.2}",
+                "{rows:>6} rows  {name:<46} {:>9.3} ms ({:.3}–{:.3})  speed-up {speedup:.2}",
                 repeats.median(),
                 repeats.minimum(),
                 repeats.maximum()

@@ -25,6 +25,7 @@ mod inference_quantised;
 mod inference_sparse;
 mod inference_steps;
 mod model_swap;
+mod multi_device;
 mod numbers;
 mod parallel;
 mod parallel_data;
@@ -404,6 +405,7 @@ pub fn figure_specs() -> Vec<FigureSpec> {
     specs.extend(profiling::specs());
     specs.extend(detector::specs());
     specs.extend(inference_steps::specs());
+    specs.extend(multi_device::specs());
     specs
 }
 // ANCHOR_END: figure_specs
