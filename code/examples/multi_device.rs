@@ -79,18 +79,31 @@ const CHECK: Tolerance = Tolerance::new(1e-4, 1e-5);
 /// One way of running the network, prepared.
 enum Contender<'context> {
     /// The mode itself on one device, called on this thread: the baseline.
-    Single(Execution<'context>),
+    Single(Box<Execution<'context>>),
     Data(DataParallelRunner<'context>),
     Pipeline(PipelineParallelRunner<'context>),
 }
 
 impl Contender<'_> {
-    fn run(&mut self, input: &Tensor2d) -> Result<(Tensor2d, Vec<Span>), MultiDeviceError> {
-        match self {
-            Contender::Single(execution) => Ok((execution.run(input, 1)?.remove(0), Vec::new())),
-            Contender::Data(runner) => runner.run_traced(input),
-            Contender::Pipeline(runner) => runner.run_traced(input),
-        }
+    /// One run; what each device did when (nothing for the mode itself).
+    fn run(&mut self, input: &Tensor2d) -> Result<Vec<Span>, MultiDeviceError> {
+        Ok(match self {
+            Contender::Single(execution) => {
+                execution.run(input, 1)?;
+                Vec::new()
+            }
+            Contender::Data(runner) => runner.run_traced(input)?.1,
+            Contender::Pipeline(runner) => runner.run_traced(input)?.1,
+        })
+    }
+
+    /// One run's result, for the check before timing.
+    fn result(&mut self, input: &Tensor2d) -> Result<Tensor2d, MultiDeviceError> {
+        Ok(match self {
+            Contender::Single(execution) => execution.run(input, 1)?.remove(0),
+            Contender::Data(runner) => runner.run(input)?.clone(),
+            Contender::Pipeline(runner) => runner.run(input)?.clone(),
+        })
     }
 }
 
@@ -178,7 +191,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut contenders = vec![
             (
                 "one device".to_string(),
-                Contender::Single(ExecutionMode::GraphCompiled.prepare(&graph, Some(devices[0]))?),
+                Contender::Single(Box::new(
+                    ExecutionMode::GraphCompiled.prepare(&graph, Some(devices[0]))?,
+                )),
             ),
             (
                 "one device, through the data-parallel runner".to_string(),
@@ -214,9 +229,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         // Every contender computes what one device computes, before any timing.
-        let (expected, _) = contenders[0].1.run(&input)?;
+        let expected = contenders[0].1.result(&input)?;
         for (name, contender) in &mut contenders[1..] {
-            let (actual, _) = contender.run(&input)?;
+            let actual = contender.result(&input)?;
             let comparison = actual.compare(&expected, CHECK)?;
             if !comparison.passed() {
                 return Err(
@@ -275,7 +290,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some((name, contender)) = contenders.last_mut()
             && matches!(contender, Contender::Pipeline(_))
         {
-            let (_, spans) = contender.run(&input)?;
+            let spans = contender.run(&input)?;
             println!("timeline of one run, {name}, {rows} rows (ms from the start):");
             for span in spans {
                 println!(

@@ -48,7 +48,7 @@ fn check_data_parallel(graph: &ValidGraph, count: usize, mode: ExecutionMode, wh
         runner.fill_result_buffers(f32::NAN);
         let actual = runner.run(&input).unwrap();
         let what = format!("{what}, data-parallel on {count} devices, {mode:?}, input {seed}");
-        assert_close(&actual, &expected, TOLERANCE, &what);
+        assert_close(actual, &expected, TOLERANCE, &what);
     }
 }
 
@@ -72,7 +72,7 @@ fn check_pipeline(
         let what = format!(
             "{what}, {count} stages, {micro_batches} micro-batches, {mode:?}, input {seed}"
         );
-        assert_close(&actual, &expected, TOLERANCE, &what);
+        assert_close(actual, &expected, TOLERANCE, &what);
         assert_eq!(
             spans.len(),
             count * micro_batches,

@@ -2,7 +2,7 @@
 //!
 //! Preparing uploads the weights to every device (they are *replicated*); a run cuts the
 //! input into one block of consecutive rows per device, runs the blocks at the same time,
-//! one host thread per device, and stacks the results in the input's order. No device
+//! one host thread per device, and writes each result into its rows of the output. No device
 //! needs anything from another, so the only costs beyond one device's are starting the
 //! threads and the slowest device setting the pace.
 
@@ -14,23 +14,25 @@ use crate::graph::ValidGraph;
 use crate::runner::{Execution, ExecutionMode, RunError};
 use crate::tensor::Tensor2d;
 
-use super::{MultiDeviceError, Span, require_gpu_mode, split_rows, take_rows, with_input_rows};
+use super::{MultiDeviceError, Span, require_gpu_mode, split_rows, with_input_rows};
 
 // ANCHOR: runner
 /// A graph prepared on several devices, each for its share of the input's rows.
 pub struct DataParallelRunner<'context> {
     /// The shape of the whole input, as the graph declares it.
     input_shape: (usize, usize),
-    /// The number of columns of the graph's result.
-    output_columns: usize,
     devices: Vec<DeviceShare<'context>>,
+    /// The whole result, allocated once: every run writes its rows in place.
+    output: Tensor2d,
 }
 
-/// What one device runs: its rows of the input, and the graph prepared for that many rows.
+/// What one device runs: its rows of the input, the graph prepared for that many rows, and
+/// a host tensor of that shape that its rows are copied into before each run.
 struct DeviceShare<'context> {
     rows: Range<usize>,
     context: &'context GpuContext,
     execution: Execution<'context>,
+    rows_of_input: Tensor2d,
 }
 // ANCHOR_END: runner
 
@@ -65,6 +67,7 @@ impl<'context> DataParallelRunner<'context> {
                     .prepare(&graph, Some(context))
                     .map_err(|source| device_error(device, context, source))?;
                 Ok(DeviceShare {
+                    rows_of_input: Tensor2d::zeros(share.len(), input_shape.1),
                     rows: share,
                     context,
                     execution,
@@ -73,8 +76,8 @@ impl<'context> DataParallelRunner<'context> {
             .collect::<Result<_, MultiDeviceError>>()?;
         Ok(DataParallelRunner {
             input_shape,
-            output_columns: graph.shape(graph.result()).1,
             devices,
+            output: Tensor2d::zeros(rows, graph.shape(graph.result()).1),
         })
     }
     // ANCHOR_END: prepare
@@ -97,8 +100,9 @@ impl<'context> DataParallelRunner<'context> {
         }
     }
 
-    /// Runs the graph on `input`, every device on its rows at the same time.
-    pub fn run(&mut self, input: &Tensor2d) -> Result<Tensor2d, MultiDeviceError> {
+    /// Runs the graph on `input`, every device on its rows at the same time. The result
+    /// stays in the runner until the next run: clone it to keep it longer.
+    pub fn run(&mut self, input: &Tensor2d) -> Result<&Tensor2d, MultiDeviceError> {
         self.run_traced(input).map(|(result, _)| result)
     }
 
@@ -107,7 +111,7 @@ impl<'context> DataParallelRunner<'context> {
     pub fn run_traced(
         &mut self,
         input: &Tensor2d,
-    ) -> Result<(Tensor2d, Vec<Span>), MultiDeviceError> {
+    ) -> Result<(&Tensor2d, Vec<Span>), MultiDeviceError> {
         if input.shape() != self.input_shape {
             return Err(RunError::InputShape {
                 expected: self.input_shape,
@@ -116,45 +120,71 @@ impl<'context> DataParallelRunner<'context> {
             .into());
         }
         let start = Instant::now();
-        // The result is written in place: each device's thread gets its own rows of it.
-        let mut output = vec![0.0; self.input_shape.0 * self.output_columns];
-        let mut unclaimed = output.as_mut_slice();
-        // One host thread per device: each copies out its rows, uploads them, waits for
-        // its device, reads its result back and copies it into its rows of the output,
-        // while the others do the same. Even the host's copies run side by side.
+        let columns = self.output.columns();
+        // Each device gets its own rows of the output to write into.
+        let mut unclaimed = self.output.as_mut_slice();
+        let mut work = Vec::with_capacity(self.devices.len());
+        for (device, share) in self.devices.iter_mut().enumerate() {
+            let (mine, rest) =
+                std::mem::take(&mut unclaimed).split_at_mut(share.rows.len() * columns);
+            unclaimed = rest;
+            work.push((device, share, mine));
+        }
+        // One host thread per device beyond the first, which this thread drives itself:
+        // each copies its rows of the input into its own host tensor, uploads them, waits
+        // for its device, reads the result back and copies it into its rows of the output,
+        // while the others do the same. Nothing is allocated here that a run could reuse:
+        // on the H100's host, fresh memory for a 32 MiB copy cost more than the copy.
+        let mut work = work.into_iter();
+        let first = work
+            .next()
+            .expect("at least one device: checked when prepared");
         let outcomes: Vec<Result<Span, MultiDeviceError>> = std::thread::scope(|scope| {
-            let mut handles = Vec::new();
-            for (device, share) in self.devices.iter_mut().enumerate() {
-                let (mine, rest) = std::mem::take(&mut unclaimed)
-                    .split_at_mut(share.rows.len() * self.output_columns);
-                unclaimed = rest;
-                handles.push(scope.spawn(move || {
-                    let begun = start.elapsed();
-                    let rows = take_rows(input, share.rows.clone());
-                    let results = share
-                        .execution
-                        .run(&rows, 1)
-                        .map_err(|source| device_error(device, share.context, source))?;
-                    mine.copy_from_slice(results[0].as_slice());
-                    Ok(Span {
-                        device,
-                        micro_batch: 0,
-                        start: begun,
-                        end: start.elapsed(),
-                    })
-                }));
-            }
-            handles
-                .into_iter()
-                .map(|handle| handle.join().expect("a device thread panicked"))
-                .collect()
+            let others: Vec<_> = work
+                .map(|(device, share, mine)| {
+                    scope.spawn(move || share.run_share(device, input, mine, start))
+                })
+                .collect();
+            let mut outcomes = vec![first.1.run_share(first.0, input, first.2, start)];
+            outcomes.extend(
+                others
+                    .into_iter()
+                    .map(|handle| handle.join().expect("a device thread panicked")),
+            );
+            outcomes
         });
         let spans = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let result = Tensor2d::from_vec(self.input_shape.0, self.output_columns, output)
-            .expect("every row written by its device");
-        Ok((result, spans))
+        Ok((&self.output, spans))
     }
     // ANCHOR_END: run
+}
+
+impl DeviceShare<'_> {
+    /// One device's part of a run: its rows in, its result out into `output`.
+    fn run_share(
+        &mut self,
+        device: usize,
+        input: &Tensor2d,
+        output: &mut [f32],
+        start: Instant,
+    ) -> Result<Span, MultiDeviceError> {
+        let begun = start.elapsed();
+        let columns = input.columns();
+        self.rows_of_input
+            .as_mut_slice()
+            .copy_from_slice(&input.as_slice()[self.rows.start * columns..self.rows.end * columns]);
+        let results = self
+            .execution
+            .run(&self.rows_of_input, 1)
+            .map_err(|source| device_error(device, self.context, source))?;
+        output.copy_from_slice(results[0].as_slice());
+        Ok(Span {
+            device,
+            micro_batch: 0,
+            start: begun,
+            end: start.elapsed(),
+        })
+    }
 }
 
 /// A run error, with the device it happened on.

@@ -36,7 +36,6 @@ use thiserror::Error;
 
 use crate::graph::{Operator, ValidGraph};
 use crate::runner::{ExecutionMode, RunError};
-use crate::tensor::Tensor2d;
 
 // ANCHOR: error
 /// Why a graph could not be spread over several devices, or a run failed.
@@ -128,14 +127,6 @@ fn require_gpu_mode(mode: ExecutionMode) -> Result<(), MultiDeviceError> {
     }
 }
 
-/// Rows `range` of `tensor`, copied into a tensor of their own.
-fn take_rows(tensor: &Tensor2d, range: Range<usize>) -> Tensor2d {
-    let columns = tensor.columns();
-    let values = tensor.as_slice()[range.start * columns..range.end * columns].to_vec();
-    Tensor2d::from_vec(range.len(), columns, values)
-        .expect("a whole number of rows of the tensor's own width")
-}
-
 // ANCHOR: span
 /// One piece of work of a run, for the timeline: which device did it, on which
 /// micro-batch (0 for data parallelism), and when it started and ended, counted from the
@@ -154,6 +145,7 @@ pub struct Span {
 mod tests {
     use super::*;
     use crate::graph::{GraphBuilder, random_mlp};
+    use crate::tensor::Tensor2d;
 
     #[test]
     fn rows_are_split_into_ranges_that_differ_by_at_most_one() {
@@ -170,16 +162,6 @@ mod tests {
                 assert!(lengths.iter().max().unwrap() - lengths.iter().min().unwrap() <= 1);
             }
         }
-    }
-
-    #[test]
-    fn the_rows_taken_for_each_range_put_together_give_the_tensor_back() {
-        let tensor = Tensor2d::random(7, 3, -1.0..=1.0, 5);
-        let values: Vec<f32> = split_rows(7, 3)
-            .into_iter()
-            .flat_map(|range| take_rows(&tensor, range).into_vec())
-            .collect();
-        assert_eq!(values, tensor.as_slice());
     }
 
     #[test]

@@ -24,24 +24,25 @@ use crate::tensor::Tensor2d;
 
 use super::data_parallel::device_error;
 use super::{
-    MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, take_rows,
-    with_input_rows,
+    MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, with_input_rows,
 };
 
 // ANCHOR: runner
 /// A graph cut into one stage per device, each stage prepared for the micro-batch sizes.
 pub struct PipelineParallelRunner<'context> {
     input_shape: (usize, usize),
-    output_columns: usize,
     micro_batches: Vec<Range<usize>>,
     stages: Vec<Stage<'context>>,
+    /// The whole result, allocated once: every run writes each micro-batch's rows in place.
+    output: Tensor2d,
 }
 
 /// One device and its stage, prepared once for every size a micro-batch can have (at
-/// most two: micro-batches differ by at most one row).
+/// most two: micro-batches differ by at most one row), with a host tensor of each size that
+/// the first stage copies a micro-batch's rows of the input into.
 struct Stage<'context> {
     context: &'context GpuContext,
-    prepared: Vec<(usize, Execution<'context>)>,
+    prepared: Vec<(usize, Execution<'context>, Tensor2d)>,
 }
 // ANCHOR_END: runner
 
@@ -89,7 +90,8 @@ impl<'context> PipelineParallelRunner<'context> {
                         let execution = mode
                             .prepare(&graph, Some(context))
                             .map_err(|source| device_error(device, context, source))?;
-                        Ok((size, execution))
+                        let (_, columns) = graph.shape(graph.input());
+                        Ok((size, execution, Tensor2d::zeros(size, columns)))
                     })
                     .collect::<Result<_, MultiDeviceError>>()?;
                 Ok(Stage { context, prepared })
@@ -97,7 +99,7 @@ impl<'context> PipelineParallelRunner<'context> {
             .collect::<Result<_, MultiDeviceError>>()?;
         Ok(PipelineParallelRunner {
             input_shape,
-            output_columns: graph.shape(graph.result()).1,
+            output: Tensor2d::zeros(rows, graph.shape(graph.result()).1),
             micro_batches,
             stages,
         })
@@ -113,7 +115,7 @@ impl<'context> PipelineParallelRunner<'context> {
     /// with NaN, so that an element no kernel wrote cannot pass for a right one).
     pub fn fill_result_buffers(&self, value: f32) {
         for stage in &self.stages {
-            for (_, execution) in &stage.prepared {
+            for (_, execution, _) in &stage.prepared {
                 for buffer in execution.result_buffers() {
                     buffer.fill(stage.context, value);
                 }
@@ -126,8 +128,9 @@ impl<'context> PipelineParallelRunner<'context> {
         self.stages.len()
     }
 
-    /// Runs the graph on `input`, the micro-batches streaming through the stages.
-    pub fn run(&mut self, input: &Tensor2d) -> Result<Tensor2d, MultiDeviceError> {
+    /// Runs the graph on `input`, the micro-batches streaming through the stages. The
+    /// result stays in the runner until the next run: clone it to keep it longer.
+    pub fn run(&mut self, input: &Tensor2d) -> Result<&Tensor2d, MultiDeviceError> {
         self.run_traced(input).map(|(result, _)| result)
     }
 
@@ -137,7 +140,7 @@ impl<'context> PipelineParallelRunner<'context> {
     pub fn run_traced(
         &mut self,
         input: &Tensor2d,
-    ) -> Result<(Tensor2d, Vec<Span>), MultiDeviceError> {
+    ) -> Result<(&Tensor2d, Vec<Span>), MultiDeviceError> {
         if input.shape() != self.input_shape {
             return Err(RunError::InputShape {
                 expected: self.input_shape,
@@ -147,25 +150,19 @@ impl<'context> PipelineParallelRunner<'context> {
         }
         let start = Instant::now();
         let micro_batches = &self.micro_batches;
-        let columns = self.output_columns;
-        let mut output = vec![0.0; self.input_shape.0 * columns];
+        let columns = self.output.columns();
+        let output = self.output.as_mut_slice();
         let (spans, failure) = std::thread::scope(|scope| {
-            // A feeder thread copies out the micro-batches one at a time, so the first
-            // stage can start on the first while the rest are still being copied.
-            let (feed, mut receiver) = mpsc::channel::<Handed>();
-            scope.spawn(move || {
-                for (index, rows) in micro_batches.iter().enumerate() {
-                    // The first stage stops early only after an error.
-                    if feed
-                        .send(Ok((index, take_rows(input, rows.clone()))))
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
-            let mut threads = Vec::new();
-            for (device, stage) in self.stages.iter_mut().enumerate() {
+            // The first stage reads its micro-batches straight from the input; every later
+            // stage receives them from the stage before, over a channel.
+            let mut stages = self.stages.iter_mut().enumerate();
+            let (_, first) = stages
+                .next()
+                .expect("at least one stage: checked when prepared");
+            let (sender, mut receiver) = mpsc::channel::<Handed>();
+            let mut threads =
+                vec![scope.spawn(move || first.feed(input, micro_batches, sender, start))];
+            for (device, stage) in stages {
                 let (sender, next) = mpsc::channel::<Handed>();
                 let incoming = std::mem::replace(&mut receiver, next);
                 threads.push(scope.spawn(move || stage.work(device, incoming, sender, start)));
@@ -193,20 +190,60 @@ impl<'context> PipelineParallelRunner<'context> {
                 .collect();
             (spans, failure)
         });
-        if let Some(error) = failure {
-            return Err(error);
+        match failure {
+            Some(error) => Err(error),
+            None => Ok((&self.output, spans)),
         }
-        let result = Tensor2d::from_vec(self.input_shape.0, columns, output)
-            .expect("every micro-batch written by the last stage");
-        Ok((result, spans))
     }
     // ANCHOR_END: run
 }
 
 impl Stage<'_> {
     // ANCHOR: stage_work
-    /// A stage's thread: runs every micro-batch that arrives, in order, and passes the
-    /// result on. After an error it passes the error on and stops, so the run ends with it.
+    /// The first stage's thread: copies each micro-batch's rows of the input into the host
+    /// tensor prepared for its size (no allocation per run), runs it and passes the result
+    /// on. After an error it passes the error on and stops.
+    fn feed(
+        &mut self,
+        input: &Tensor2d,
+        micro_batches: &[Range<usize>],
+        outgoing: mpsc::Sender<Handed>,
+        start: Instant,
+    ) -> Vec<Span> {
+        let columns = input.columns();
+        let mut spans = Vec::new();
+        for (index, rows) in micro_batches.iter().enumerate() {
+            let begun = start.elapsed();
+            let (_, execution, staging) = self
+                .prepared
+                .iter_mut()
+                .find(|(size, ..)| *size == rows.len())
+                .expect("prepared for every micro-batch size");
+            staging
+                .as_mut_slice()
+                .copy_from_slice(&input.as_slice()[rows.start * columns..rows.end * columns]);
+            let result = execution
+                .run(staging, 1)
+                .map(|mut results| (index, results.remove(0)))
+                .map_err(|source| device_error(0, self.context, source));
+            spans.push(Span {
+                device: 0,
+                micro_batch: index,
+                start: begun,
+                end: start.elapsed(),
+            });
+            let failed = result.is_err();
+            // The next stage may have stopped after an error of its own: nothing to do.
+            if outgoing.send(result).is_err() || failed {
+                break;
+            }
+        }
+        spans
+    }
+
+    /// A later stage's thread: runs every micro-batch that arrives, in order, and passes
+    /// the result on. After an error it passes the error on and stops, so the run ends with
+    /// it.
     fn work(
         &mut self,
         device: usize,
@@ -224,14 +261,14 @@ impl Stage<'_> {
                 }
             };
             let begun = start.elapsed();
-            let (_, execution) = self
+            let (_, execution, _) = self
                 .prepared
                 .iter_mut()
-                .find(|(rows, _)| *rows == activations.rows())
+                .find(|(rows, ..)| *rows == activations.rows())
                 .expect("prepared for every micro-batch size");
             let result = execution
                 .run(&activations, 1)
-                .map(|mut results| results.remove(0))
+                .map(|mut results| (index, results.remove(0)))
                 .map_err(|source| device_error(device, self.context, source));
             spans.push(Span {
                 device,
@@ -241,8 +278,7 @@ impl Stage<'_> {
             });
             let failed = result.is_err();
             // The next stage may have stopped after an error of its own: nothing to do.
-            let _ = outgoing.send(result.map(|tensor| (index, tensor)));
-            if failed {
+            if outgoing.send(result).is_err() || failed {
                 break;
             }
         }
