@@ -33,6 +33,7 @@ use galaxy::bench::hardware::hardware_description;
 use galaxy::bench::repeats::{Repeats, interleaved};
 use galaxy::bench::time_breakdown::measure_breakdown;
 use galaxy::figure::{Axis, Figure, Point};
+use galaxy::gpu::linear_search::LinearShape;
 use galaxy::gpu::{ContextOptions, GpuContext, contexts_on_every_adapter, contexts_on_one_adapter};
 use galaxy::graph::{Workload, random_mlp};
 use galaxy::parallel::multi_device::{
@@ -286,9 +287,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 },
             );
         }
-        // One pipeline run's timeline at the largest micro-batch count, for the page.
-        if let Some((name, contender)) = contenders.last_mut()
-            && matches!(contender, Contender::Pipeline(_))
+        // The linear kernel each device measured fastest for the layer shapes of this size.
+        for (device, context) in devices.iter().enumerate() {
+            let mut choices = Vec::new();
+            for &piece in &[rows, rows.div_ceil(2), rows.div_ceil(4), rows.div_ceil(16)] {
+                let shape = LinearShape {
+                    rows: piece,
+                    inner: options.width,
+                    columns: options.width,
+                };
+                if let Some(strategy) = context.measured_linear_choices().cached(shape) {
+                    choices.push(format!("{piece} rows: {strategy}"));
+                }
+            }
+            println!(
+                "{rows:>6} rows  device {device} chose {}",
+                choices.join("; ")
+            );
+        }
+        // The timeline of one run of every pipeline at the largest size, for the page.
+        let largest = Some(&rows) == options.rows.iter().max();
+        for (name, contender) in contenders
+            .iter_mut()
+            .filter(|(_, contender)| largest && matches!(contender, Contender::Pipeline(_)))
         {
             let spans = contender.run(&input)?;
             println!("timeline of one run, {name}, {rows} rows (ms from the start):");
