@@ -134,9 +134,32 @@ impl GpuTensor {
     /// submitting an encoder that holds `record_copy_to_staging`. (The `probe::in_phase`
     /// calls cost nothing unless the time breakdown is measuring this thread.)
     pub fn read_staging(&self, context: &GpuContext) -> Result<Tensor2d, GpuError> {
+        let mut values = vec![0.0; self.len()];
+        self.read_staging_into(context, &mut values)?;
+        Ok(Tensor2d::from_vec(self.rows, self.columns, values)?)
+    }
+
+    /// As [`GpuTensor::read_staging`], into `destination` (as long as the tensor) instead
+    /// of a new tensor: a caller that runs many times keeps one buffer and allocates nothing.
+    pub fn read_staging_into(
+        &self,
+        context: &GpuContext,
+        destination: &mut [f32],
+    ) -> Result<(), GpuError> {
         let readback = |error: &dyn std::fmt::Display| GpuError::Readback {
             reason: error.to_string(),
         };
+        if destination.len() != self.len() {
+            return Err(ShapeError::Incompatible {
+                operation: "GpuTensor::read_staging_into",
+                expectation: "the destination must hold exactly the GPU tensor's values",
+                left_name: "GPU tensor",
+                left: self.shape(),
+                right_name: "destination of length",
+                right: (destination.len(), 1),
+            }
+            .into());
+        }
         let staging = self.staging()?;
         let slice = staging.slice(..);
         let (sender, receiver) = mpsc::channel();
@@ -157,14 +180,14 @@ impl GpuTensor {
                 .map_err(|error| readback(&error))?;
             slice.get_mapped_range().map_err(|error| readback(&error))
         })?;
-        let values: Vec<f32> = probe::in_phase(HostPhase::CopyingOut, || {
-            bytemuck::cast_slice(&mapped).to_vec()
+        probe::in_phase(HostPhase::CopyingOut, || {
+            destination.copy_from_slice(bytemuck::cast_slice(&mapped));
         });
         probe::in_phase(HostPhase::Mapping, || {
             drop(mapped);
             staging.unmap();
         });
-        Ok(Tensor2d::from_vec(self.rows, self.columns, values)?)
+        Ok(())
     }
     // ANCHOR_END: download
 

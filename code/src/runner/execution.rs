@@ -18,7 +18,7 @@ use crate::runner::{
     BufferPlan, CpuGraphRunner, CpuPrepackedRunner, GpuGraphRunner, OpCodeRunner, RunError,
     reject_cheaper_operators, run_operator_by_operator,
 };
-use crate::tensor::Tensor2d;
+use crate::tensor::{ShapeError, Tensor2d};
 
 // ANCHOR: execution_mode
 /// How a graph is executed.
@@ -357,6 +357,35 @@ impl Execution<'_> {
         (0..iterations).map(|_| self.run_once(input)).collect()
     }
     // ANCHOR_END: execution_run
+
+    /// Runs the graph once on `input`, writing the result into `output` (as long as the
+    /// result). The GPU graph modes and the fused kernel read back straight into it, so a
+    /// caller that keeps `output` between runs allocates nothing per run; the other modes
+    /// compute a new tensor and copy it.
+    pub fn run_into(&mut self, input: &Tensor2d, output: &mut [f32]) -> Result<(), RunError> {
+        match &mut self.runner {
+            Runner::GpuGraph(runner) | Runner::GpuGraphLoop(runner) => {
+                runner.run_into(input, output)
+            }
+            Runner::FusedMlp(runner) => runner.run_into(input, output),
+            _ => {
+                let result = self.run_once(input)?;
+                if result.len() != output.len() {
+                    return Err(ShapeError::Incompatible {
+                        operation: "Execution::run_into",
+                        expectation: "the output must hold exactly the result's values",
+                        left_name: "result",
+                        left: result.shape(),
+                        right_name: "output of length",
+                        right: (output.len(), 1),
+                    }
+                    .into());
+                }
+                output.copy_from_slice(result.as_slice());
+                Ok(())
+            }
+        }
+    }
 
     fn run_once(&mut self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
         match &mut self.runner {

@@ -136,6 +136,18 @@ impl<'context> FusedMlpRunner<'context> {
     /// dispatch and the copy of the result in one submission, then one wait for the readback
     /// (which also completes the upload buffer's request to be mapped again).
     pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
+        let mut values = vec![0.0; self.output.len()];
+        self.run_into(input, &mut values)?;
+        Ok(Tensor2d::from_vec(
+            self.output.rows(),
+            self.output.columns(),
+            values,
+        )?)
+    }
+
+    /// As [`FusedMlpRunner::run`], writing the result into `output` (as long as the
+    /// result) rather than into a new tensor.
+    pub fn run_into(&self, input: &Tensor2d, output: &mut [f32]) -> Result<(), RunError> {
         if input.shape() != self.input.shape() {
             return Err(RunError::InputShape {
                 expected: self.input.shape(),
@@ -149,7 +161,7 @@ impl<'context> FusedMlpRunner<'context> {
         self.output.record_copy_to_staging(&mut encoder)?;
         self.context.submit(encoder);
         self.upload.request_map();
-        Ok(self.output.read_staging(self.context)?)
+        Ok(self.output.read_staging_into(self.context, output)?)
     }
     // ANCHOR_END: fused_run
 }

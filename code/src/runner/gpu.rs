@@ -257,6 +257,15 @@ impl<'context> GpuGraphRunner<'context> {
     /// in one submission, one wait, one readback (straight from the result's own
     /// staging buffer). Nothing is allocated on the GPU.
     pub fn run(&self, input: &Tensor2d) -> Result<Tensor2d, RunError> {
+        let result = self.result_buffer();
+        let mut values = vec![0.0; result.len()];
+        self.run_into(input, &mut values)?;
+        Ok(Tensor2d::from_vec(result.rows(), result.columns(), values)?)
+    }
+
+    /// As [`GpuGraphRunner::run`], writing the result into `output` (as long as the
+    /// result) rather than into a new tensor.
+    pub fn run_into(&self, input: &Tensor2d, output: &mut [f32]) -> Result<(), RunError> {
         let upload = self.write_input(input)?;
         let result = self.result_buffer();
         let mut encoder = self.context.create_encoder("graph");
@@ -264,9 +273,9 @@ impl<'context> GpuGraphRunner<'context> {
         self.record_graph(&mut encoder)?;
         result.record_copy_to_staging(&mut encoder)?;
         self.context.submit(encoder);
-        // Completed by the wait inside `read_staging`: the next run finds it mapped.
+        // Completed by the wait inside `read_staging_into`: the next run finds it mapped.
         upload.request_map();
-        Ok(result.read_staging(self.context)?)
+        Ok(result.read_staging_into(self.context, output)?)
     }
 
     /// Runs the graph `iterations` times, recorded back to back into one submission. The

@@ -39,16 +39,28 @@ pub struct PipelineParallelRunner<'context> {
 
 /// One device and its stage, prepared once for every size a micro-batch can have (at
 /// most two: micro-batches differ by at most one row), with a host tensor of each size that
-/// the first stage copies a micro-batch's rows of the input into.
+/// the first stage copies a micro-batch's rows of the input into, and (for every stage but
+/// the last) one host tensor per micro-batch that its result is read back into and handed
+/// on from. Nothing is allocated per run.
 struct Stage<'context> {
     context: &'context GpuContext,
     prepared: Vec<(usize, Execution<'context>, Tensor2d)>,
+    results: Vec<Tensor2d>,
+}
+
+/// Where a stage puts a micro-batch's result: into its own tensor, to hand on to the next
+/// stage, or (the last stage) straight into the micro-batch's rows of the output.
+enum Destination<'run> {
+    HandedOn(&'run mut Tensor2d),
+    Output(&'run mut [f32]),
 }
 // ANCHOR_END: runner
 
-/// What travels from one stage's thread to the next: a micro-batch's activations, or the
-/// error that stopped an earlier stage.
-type Handed = Result<(usize, Tensor2d), MultiDeviceError>;
+/// What travels from one stage's thread to the next: which micro-batch, and the stage's
+/// result for it (a tensor the sending stage owns and does not touch again during the run).
+/// A stage that fails stops sending and drops its end of the channel, which stops the
+/// stages after it; the run then returns the first error in pipeline order.
+type Handed<'run> = (usize, &'run Tensor2d);
 
 impl<'context> PipelineParallelRunner<'context> {
     // ANCHOR: prepare
@@ -78,7 +90,9 @@ impl<'context> PipelineParallelRunner<'context> {
         let micro_batches = split_rows(rows, micro_batches);
         let mut sizes: Vec<usize> = micro_batches.iter().map(Range::len).collect();
         sizes.dedup();
-        let stages = split_into_stages(graph, contexts.len())?
+        let stage_graphs = split_into_stages(graph, contexts.len())?;
+        let last = stage_graphs.len() - 1;
+        let stages = stage_graphs
             .iter()
             .zip(contexts)
             .enumerate()
@@ -94,7 +108,20 @@ impl<'context> PipelineParallelRunner<'context> {
                         Ok((size, execution, Tensor2d::zeros(size, columns)))
                     })
                     .collect::<Result<_, MultiDeviceError>>()?;
-                Ok(Stage { context, prepared })
+                let columns = stage.shape(stage.result()).1;
+                let results = if device == last {
+                    Vec::new()
+                } else {
+                    micro_batches
+                        .iter()
+                        .map(|rows| Tensor2d::zeros(rows.len(), columns))
+                        .collect()
+                };
+                Ok(Stage {
+                    context,
+                    prepared,
+                    results,
+                })
             })
             .collect::<Result<_, MultiDeviceError>>()?;
         Ok(PipelineParallelRunner {
@@ -151,138 +178,180 @@ impl<'context> PipelineParallelRunner<'context> {
         let start = Instant::now();
         let micro_batches = &self.micro_batches;
         let columns = self.output.columns();
-        let output = self.output.as_mut_slice();
-        let (spans, failure) = std::thread::scope(|scope| {
-            // The first stage reads its micro-batches straight from the input; every later
-            // stage receives them from the stage before, over a channel.
-            let mut stages = self.stages.iter_mut().enumerate();
-            let (_, first) = stages
-                .next()
-                .expect("at least one stage: checked when prepared");
-            let (sender, mut receiver) = mpsc::channel::<Handed>();
-            let mut threads =
-                vec![scope.spawn(move || first.feed(input, micro_batches, sender, start))];
-            for (device, stage) in stages {
+        // The last stage writes each micro-batch straight into its rows of the output.
+        let mut unclaimed = self.output.as_mut_slice();
+        let mut output_rows = Vec::with_capacity(micro_batches.len());
+        for rows in micro_batches {
+            let (mine, rest) = std::mem::take(&mut unclaimed).split_at_mut(rows.len() * columns);
+            unclaimed = rest;
+            output_rows.push(mine);
+        }
+        let outcome = std::thread::scope(|scope| {
+            let count = self.stages.len();
+            let mut threads = Vec::with_capacity(count);
+            let mut receiver: Option<mpsc::Receiver<Handed>> = None;
+            let mut output_rows = Some(output_rows);
+            for (device, stage) in self.stages.iter_mut().enumerate() {
+                let destinations: Vec<Destination> = if device + 1 == count {
+                    let rows = output_rows.take().expect("one last stage");
+                    rows.into_iter().map(Destination::Output).collect()
+                } else {
+                    stage
+                        .results
+                        .iter_mut()
+                        .map(Destination::HandedOn)
+                        .collect()
+                };
                 let (sender, next) = mpsc::channel::<Handed>();
-                let incoming = std::mem::replace(&mut receiver, next);
-                threads.push(scope.spawn(move || stage.work(device, incoming, sender, start)));
+                let sender = (device + 1 < count).then_some(sender);
+                let incoming = receiver.replace(next);
+                let prepared = &mut stage.prepared;
+                let context = stage.context;
+                threads.push(scope.spawn(move || {
+                    let work = StageWork {
+                        device,
+                        context,
+                        prepared,
+                        start,
+                    };
+                    match incoming {
+                        // The first stage reads its micro-batches straight from the input.
+                        None => work.feed(input, micro_batches, destinations, sender),
+                        Some(incoming) => work.pass_on(incoming, destinations, sender),
+                    }
+                }));
             }
-            // The last stage's channel brings the results here, to be copied into their
-            // rows of the output as they arrive.
+            let mut spans = Vec::new();
             let mut failure = None;
-            for handed in receiver.iter() {
-                match handed {
-                    Ok((index, part)) => {
-                        let rows = &micro_batches[index];
-                        output[rows.start * columns..rows.end * columns]
-                            .copy_from_slice(part.as_slice());
-                    }
-                    Err(error) => {
-                        failure = Some(error);
-                        break;
-                    }
-                }
+            for thread in threads {
+                let (mut stage_spans, error) = thread.join().expect("a stage's thread panicked");
+                spans.append(&mut stage_spans);
+                // The first error in pipeline order is the one that stopped the run.
+                failure = failure.or(error);
             }
-            drop(receiver);
-            let spans: Vec<Span> = threads
-                .into_iter()
-                .flat_map(|thread| thread.join().expect("a stage's thread panicked"))
-                .collect();
             (spans, failure)
         });
-        match failure {
-            Some(error) => Err(error),
-            None => Ok((&self.output, spans)),
+        match outcome {
+            (_, Some(error)) => Err(error),
+            (spans, None) => Ok((&self.output, spans)),
         }
     }
     // ANCHOR_END: run
 }
 
-impl Stage<'_> {
+/// What one stage's thread works with during a run.
+struct StageWork<'run, 'context> {
+    device: usize,
+    context: &'context GpuContext,
+    prepared: &'run mut Vec<(usize, Execution<'context>, Tensor2d)>,
+    start: Instant,
+}
+
+impl<'run> StageWork<'run, '_> {
     // ANCHOR: stage_work
-    /// The first stage's thread: copies each micro-batch's rows of the input into the host
-    /// tensor prepared for its size (no allocation per run), runs it and passes the result
-    /// on. After an error it passes the error on and stops.
+    /// The first stage: copies each micro-batch's rows of the input into the host tensor
+    /// prepared for its size, runs it, and hands the result on.
     fn feed(
-        &mut self,
+        self,
         input: &Tensor2d,
         micro_batches: &[Range<usize>],
-        outgoing: mpsc::Sender<Handed>,
-        start: Instant,
-    ) -> Vec<Span> {
+        destinations: Vec<Destination<'run>>,
+        outgoing: Option<mpsc::Sender<Handed<'run>>>,
+    ) -> (Vec<Span>, Option<MultiDeviceError>) {
         let columns = input.columns();
         let mut spans = Vec::new();
-        for (index, rows) in micro_batches.iter().enumerate() {
-            let begun = start.elapsed();
-            let (_, execution, staging) = self
-                .prepared
-                .iter_mut()
-                .find(|(size, ..)| *size == rows.len())
-                .expect("prepared for every micro-batch size");
+        for ((index, rows), destination) in micro_batches.iter().enumerate().zip(destinations) {
+            let begun = self.start.elapsed();
+            let (_, execution, staging) = prepared_for(self.prepared, rows.len());
             staging
                 .as_mut_slice()
                 .copy_from_slice(&input.as_slice()[rows.start * columns..rows.end * columns]);
-            let result = execution
-                .run(staging, 1)
-                .map(|mut results| (index, results.remove(0)))
-                .map_err(|source| device_error(0, self.context, source));
-            spans.push(Span {
-                device: 0,
-                micro_batch: index,
-                start: begun,
-                end: start.elapsed(),
-            });
-            let failed = result.is_err();
-            // The next stage may have stopped after an error of its own: nothing to do.
-            if outgoing.send(result).is_err() || failed {
-                break;
+            let outcome = run_into_destination(execution, staging, destination);
+            // The span ends before the hand-over, so that the next stage starts after it.
+            spans.push(self.span(index, begun));
+            match outcome {
+                Ok(result) => hand_on(&outgoing, index, result),
+                Err(source) => {
+                    return (spans, Some(device_error(self.device, self.context, source)));
+                }
             }
         }
-        spans
+        (spans, None)
     }
 
-    /// A later stage's thread: runs every micro-batch that arrives, in order, and passes
-    /// the result on. After an error it passes the error on and stops, so the run ends with
-    /// it.
-    fn work(
-        &mut self,
-        device: usize,
-        incoming: mpsc::Receiver<Handed>,
-        outgoing: mpsc::Sender<Handed>,
-        start: Instant,
-    ) -> Vec<Span> {
+    /// A later stage: runs every micro-batch that arrives, in order, and hands the result
+    /// on (the last stage leaves it in the output). It stops after an error of its own, or
+    /// when the stage before it stops sending.
+    fn pass_on(
+        self,
+        incoming: mpsc::Receiver<Handed<'run>>,
+        destinations: Vec<Destination<'run>>,
+        outgoing: Option<mpsc::Sender<Handed<'run>>>,
+    ) -> (Vec<Span>, Option<MultiDeviceError>) {
         let mut spans = Vec::new();
-        for handed in incoming {
-            let (index, activations) = match handed {
-                Ok(pair) => pair,
-                Err(error) => {
-                    let _ = outgoing.send(Err(error));
-                    break;
+        for ((index, activations), destination) in incoming.iter().zip(destinations) {
+            let begun = self.start.elapsed();
+            let (_, execution, _) = prepared_for(self.prepared, activations.rows());
+            let outcome = run_into_destination(execution, activations, destination);
+            // The span ends before the hand-over, so that the next stage starts after it.
+            spans.push(self.span(index, begun));
+            match outcome {
+                Ok(result) => hand_on(&outgoing, index, result),
+                Err(source) => {
+                    return (spans, Some(device_error(self.device, self.context, source)));
                 }
-            };
-            let begun = start.elapsed();
-            let (_, execution, _) = self
-                .prepared
-                .iter_mut()
-                .find(|(rows, ..)| *rows == activations.rows())
-                .expect("prepared for every micro-batch size");
-            let result = execution
-                .run(&activations, 1)
-                .map(|mut results| (index, results.remove(0)))
-                .map_err(|source| device_error(device, self.context, source));
-            spans.push(Span {
-                device,
-                micro_batch: index,
-                start: begun,
-                end: start.elapsed(),
-            });
-            let failed = result.is_err();
-            // The next stage may have stopped after an error of its own: nothing to do.
-            if outgoing.send(result).is_err() || failed {
-                break;
             }
         }
-        spans
+        (spans, None)
     }
     // ANCHOR_END: stage_work
+
+    fn span(&self, micro_batch: usize, begun: std::time::Duration) -> Span {
+        Span {
+            device: self.device,
+            micro_batch,
+            start: begun,
+            end: self.start.elapsed(),
+        }
+    }
+}
+
+/// The execution and input tensor prepared for micro-batches of `rows` rows.
+fn prepared_for<'a, 'context>(
+    prepared: &'a mut [(usize, Execution<'context>, Tensor2d)],
+    rows: usize,
+) -> &'a mut (usize, Execution<'context>, Tensor2d) {
+    prepared
+        .iter_mut()
+        .find(|(size, ..)| *size == rows)
+        .expect("prepared for every micro-batch size")
+}
+
+/// Runs one micro-batch, reading the result back into `destination`; returns the result
+/// when it is to be handed on.
+fn run_into_destination<'run>(
+    execution: &mut Execution<'_>,
+    input: &Tensor2d,
+    destination: Destination<'run>,
+) -> Result<Option<&'run Tensor2d>, RunError> {
+    match destination {
+        Destination::Output(rows) => execution.run_into(input, rows).map(|()| None),
+        Destination::HandedOn(tensor) => {
+            execution.run_into(input, tensor.as_mut_slice())?;
+            // From here on the tensor is only read, by the next stage.
+            Ok(Some(tensor))
+        }
+    }
+}
+
+/// Hands a micro-batch's result to the next stage. A next stage that stopped after an
+/// error of its own has closed its end of the channel: nothing to do then.
+fn hand_on<'run>(
+    outgoing: &Option<mpsc::Sender<Handed<'run>>>,
+    index: usize,
+    result: Option<&'run Tensor2d>,
+) {
+    if let (Some(sender), Some(result)) = (outgoing, result) {
+        let _ = sender.send((index, result));
+    }
 }
