@@ -12,6 +12,25 @@ use super::*;
 /// The figures this part of the book draws.
 pub(super) fn specs() -> Vec<FigureSpec> {
     vec![
+        FigureSpec::new("multi-device-time-h100", "multi-device-time-h100")
+            .title("Two devices on one H100: milliseconds per run")
+            .subtitle("Lower is better; 16 layers 1024 wide, in the compiled GPU mode on every device")
+            .panel(
+                None,
+                vec![
+                    labelled(emphasised("one device"), "one device"),
+                    labelled(emphasised("data-parallel, 2 devices"), "data-parallel"),
+                    labelled(
+                        emphasised("pipeline, 2 devices, 4 micro-batches"),
+                        "pipeline, 4 micro-batches",
+                    ),
+                    labelled(
+                        context("pipeline, 2 devices, 16 micro-batches"),
+                        "pipeline, 16 micro-batches",
+                    ),
+                ],
+            )
+            .optional(),
         FigureSpec::new("multi-device-speedup-h100", "multi-device-speedup-h100")
             .title("Two devices on one H100: speed-up over one device")
             .subtitle("Higher is better; the dashed line is what two separate GPUs would give at best")

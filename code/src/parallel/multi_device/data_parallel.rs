@@ -14,7 +14,9 @@ use crate::graph::ValidGraph;
 use crate::runner::{Execution, ExecutionMode, RunError};
 use crate::tensor::Tensor2d;
 
-use super::{MultiDeviceError, Span, require_gpu_mode, split_rows, with_input_rows};
+use crate::parallel::multi_device::{
+    MultiDeviceError, Span, require_gpu_mode, split_rows, with_input_rows,
+};
 
 // ANCHOR: runner
 /// A graph prepared on several devices, each for its share of the input's rows.
@@ -188,11 +190,7 @@ impl DeviceShare<'_> {
 }
 
 /// A run error, with the device it happened on.
-pub(super) fn device_error(
-    device: usize,
-    context: &GpuContext,
-    source: RunError,
-) -> MultiDeviceError {
+pub fn device_error(device: usize, context: &GpuContext, source: RunError) -> MultiDeviceError {
     MultiDeviceError::Device {
         device,
         adapter: context.describe(),

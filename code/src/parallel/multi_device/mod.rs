@@ -119,7 +119,7 @@ pub fn with_input_rows(graph: &ValidGraph, rows: usize) -> Result<ValidGraph, Mu
 // ANCHOR_END: with_input_rows
 
 /// Refuses the CPU modes: the runners here place work on GPU devices.
-fn require_gpu_mode(mode: ExecutionMode) -> Result<(), MultiDeviceError> {
+pub fn require_gpu_mode(mode: ExecutionMode) -> Result<(), MultiDeviceError> {
     if mode.uses_gpu() {
         Ok(())
     } else {

@@ -22,8 +22,8 @@ use crate::graph::ValidGraph;
 use crate::runner::{Execution, ExecutionMode, RunError};
 use crate::tensor::Tensor2d;
 
-use super::data_parallel::device_error;
-use super::{
+use crate::parallel::multi_device::data_parallel::device_error;
+use crate::parallel::multi_device::{
     MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, with_input_rows,
 };
 

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use crate::graph::{Graph, Operator, TensorId, ValidGraph};
 
-use super::MultiDeviceError;
+use crate::parallel::multi_device::MultiDeviceError;
 
 /// The nodes that compute something on every run: not the input, the constants or the
 /// output marker, in execution order.
