@@ -135,9 +135,9 @@ impl<'context> DataParallelRunner<'context> {
         // One host thread per device beyond the first, which this thread drives itself:
         // each copies its rows of the input into its own host tensor, uploads them, waits
         // for its device and reads the result back into its rows of the output, while the
-        // others do the same. Nothing is allocated per run: on the H100's host, a fresh
-        // 32 MiB result allocated by a thread other than the main one cost 23 ms of page
-        // faults, three times the kernels' time.
+        // others do the same. Nothing is allocated per run: on the H100's host, filling a
+        // fresh 32 MiB result from a thread other than the main one took about 20 ms more
+        // than from the main thread, most likely in page faults: three times the kernels' time.
         let mut work = work.into_iter();
         let first = work
             .next()

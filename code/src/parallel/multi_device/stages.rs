@@ -52,8 +52,10 @@ pub fn cut_points(graph: &ValidGraph) -> Vec<usize> {
         }
     }
     last_reader.insert(graph.result(), nodes.len());
-    // A tensor produced at position p (the input at -1, written here as 0 with the nodes
-    // shifted by one) crosses the cut after k nodes when p < k <= last reader.
+    // The cut after k nodes separates positions 0..k from k..: a tensor crosses it when it
+    // is produced before the line (by the node at position p < k, or it is the input) and
+    // read after it (last reader >= k). Counting the input as produced at 0 and a node at
+    // p + 1 keeps that test in unsigned numbers: produced <= k.
     (1..nodes.len())
         .filter(|&k| {
             let crossing = last_reader
