@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every distributed anchor: all-reduce bandwidth, data-parallel training and inference,
-# pipeline-parallel inference and training, with 1 and 2 processes.
+# data-parallel training of the digits classifier, pipeline-parallel inference and training,
+# with 1 and 2 processes.
 #
 #   anchors/distributed/run_all.sh DEVICE OUT_DIR [--quick]
 #
@@ -42,6 +43,7 @@ if [[ -n "$quick" ]]; then
     pipe_cpu_size=64 pipe_cpu_batch=64 pipe_gpu_size=256 pipe_gpu_batch=256 depth=4
     cpu_timing="--warmup 1 --iterations 3 --repeats 2" gpu_timing="--warmup 2 --iterations 5 --repeats 2"
     allreduce_cpu_max=$((1 << 20)) allreduce_gpu_max=$((16 << 20)) microbatches=1,2,4
+    digits_options="--batches 32 --epochs 3 --warmup 1 --repeats 2"
 else
     # Chosen so that DEVICE=all takes about four minutes on a 16-core host with one H100.
     cpu_sizes=${CPU_SIZES:-256,1024} cpu_batches=${CPU_BATCHES:-256,1024,4096}
@@ -53,6 +55,7 @@ else
     gpu_timing=${GPU_TIMING:-"--warmup 5 --iterations 20 --repeats 5"}
     allreduce_cpu_max=$((64 << 20)) allreduce_gpu_max=$((256 << 20))
     microbatches=${MICROBATCHES:-1,2,4,8,16}
+    digits_options="--batches ${DIGITS_BATCHES:-32,256} --epochs ${DIGITS_EPOCHS:-30} --warmup 2 --repeats ${DIGITS_REPEATS:-3}"
 fi
 
 {
@@ -106,6 +109,7 @@ run_configuration() {
             --depth "$depth" --batches "$batches" --check
         launch "$processes" "$threads" ddp_mlp.py $common_options $timing --sizes "$sizes" \
             --depth "$depth" --batches "$batches" --inference
+        launch "$processes" "$threads" ddp_digits.py $common_options $digits_options --check
         launch "$processes" "$threads" pipeline_mlp.py $common_options $timing --size "$pipe_size" \
             --depth "$depth" --batch "$pipe_batch" --microbatches "$microbatches" --check
     }
@@ -113,7 +117,7 @@ run_configuration() {
 
 scaling() {
     local kind=$1 mode
-    for mode in train inference; do
+    for mode in train inference digits; do
         local one="$out_dir/ddp-$mode-$kind-x1.csv" two="$out_dir/ddp-$mode-$kind-x2.csv"
         if [[ -f "$one" && -f "$two" ]]; then
             "$python" "$script_dir/scaling.py" "$one" "$two" \
