@@ -117,8 +117,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         contexts_on_one_adapter(&context_options, options.devices_per_adapter)?
     };
     let devices: Vec<&GpuContext> = contexts.iter().collect();
+    // Say so when the devices share one GPU: the CSV's hardware line must not read as
+    // several GPUs when it was one.
+    let placement = if options.devices_per_adapter == 0 {
+        ""
+    } else {
+        " requested on one adapter"
+    };
     let hardware = format!(
-        "{} devices: {}",
+        "{} devices{placement}: {}",
         devices.len(),
         devices
             .iter()

@@ -30,6 +30,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     ),
                 ],
             )
+            .note("Both devices are Vulkan devices requested on the one GPU: they share its processors.")
             .optional(),
         FigureSpec::new("multi-device-speedup-h100", "multi-device-speedup-h100")
             .title("Two devices on one H100: speed-up over one device")
@@ -53,9 +54,10 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     labelled(reference("ideal, 2 devices"), "two GPUs, ideal"),
                 ],
             )
-            .note("Both devices are Vulkan devices requested on the one GPU: they share its processors, so a speed-up above 1 comes from one device's copies overlapping the other's kernels.")
+            .note("Both devices are Vulkan devices requested on the one GPU: they share its processors, so a speed-up above 1 most likely comes from one device's copies overlapping the other's kernels.")
             .optional(),
         FigureSpec::new("multi-device-hand-over-h100", "multi-device-hand-over-h100")
+            .title("Two devices on one H100: handing an activation through host memory")
             .subtitle("Lower is better; a 1024-wide activation of 256 to 8192 rows")
             .panel(
                 None,
@@ -65,6 +67,7 @@ pub(super) fn specs() -> Vec<FigureSpec> {
                     labelled(context("upload to device 1"), "upload"),
                 ],
             )
+            .note("Both devices are Vulkan devices requested on the one GPU.")
             .optional(),
     ]
 }
