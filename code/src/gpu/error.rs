@@ -85,4 +85,9 @@ pub enum GpuError {
     /// device was lost).
     #[error("reading a result back from the GPU failed: {reason}")]
     Readback { reason: String },
+
+    /// Waiting for the GPU to finish submitted work failed (the device was lost, or the
+    /// wait timed out).
+    #[error("waiting for the GPU to finish {what} failed: {reason}")]
+    Wait { what: &'static str, reason: String },
 }

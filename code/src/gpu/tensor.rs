@@ -173,21 +173,26 @@ impl GpuTensor {
             context.device().poll(wgpu::PollType::wait_indefinitely())
         })
         .map_err(|error| readback(&error))?;
-        let mapped = probe::in_phase(HostPhase::Mapping, || {
+        probe::in_phase(HostPhase::Mapping, || {
             receiver
                 .recv()
                 .map_err(|error| readback(&error))?
-                .map_err(|error| readback(&error))?;
-            slice.get_mapped_range().map_err(|error| readback(&error))
+                .map_err(|error| readback(&error))
         })?;
-        probe::in_phase(HostPhase::CopyingOut, || {
-            destination.copy_from_slice(bytemuck::cast_slice(&mapped));
-        });
-        probe::in_phase(HostPhase::Mapping, || {
-            drop(mapped);
-            staging.unmap();
-        });
-        Ok(())
+        // The buffer is mapped from here on: unmap it whatever happens next, or every later
+        // readback of this tensor would fail.
+        let copied = match probe::in_phase(HostPhase::Mapping, || slice.get_mapped_range()) {
+            Ok(mapped) => {
+                probe::in_phase(HostPhase::CopyingOut, || {
+                    destination.copy_from_slice(bytemuck::cast_slice(&mapped));
+                });
+                probe::in_phase(HostPhase::Mapping, || drop(mapped));
+                Ok(())
+            }
+            Err(error) => Err(readback(&error)),
+        };
+        probe::in_phase(HostPhase::Mapping, || staging.unmap());
+        copied
     }
     // ANCHOR_END: download
 

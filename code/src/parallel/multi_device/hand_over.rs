@@ -39,7 +39,8 @@ fn upload_and_wait(
     context
         .device()
         .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|error| GpuError::Readback {
+        .map_err(|error| GpuError::Wait {
+            what: "an upload",
             reason: error.to_string(),
         })?;
     Ok(())

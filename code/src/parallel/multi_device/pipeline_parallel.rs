@@ -58,8 +58,9 @@ enum Destination<'run> {
 
 /// What travels from one stage's thread to the next: which micro-batch, and the stage's
 /// result for it (a tensor the sending stage owns and does not touch again during the run).
-/// A stage that fails stops sending and drops its end of the channel, which stops the
-/// stages after it; the run then returns the first error in pipeline order.
+/// A stage that fails stops and drops both ends of its channels: the stages after it stop
+/// when nothing more arrives, the stages before it at their next hand-over, and the run
+/// returns the first error in pipeline order.
 type Handed<'run> = (usize, &'run Tensor2d);
 
 impl<'context> PipelineParallelRunner<'context> {
@@ -270,7 +271,11 @@ impl<'run> StageWork<'run, '_> {
             // The span ends before the hand-over, so that the next stage starts after it.
             spans.push(self.span(index, begun));
             match outcome {
-                Ok(result) => hand_on(&outgoing, index, result),
+                Ok(result) => {
+                    if !hand_on(&outgoing, index, result) {
+                        break;
+                    }
+                }
                 Err(source) => {
                     return (spans, Some(device_error(self.device, self.context, source)));
                 }
@@ -280,8 +285,8 @@ impl<'run> StageWork<'run, '_> {
     }
 
     /// A later stage: runs every micro-batch that arrives, in order, and hands the result
-    /// on (the last stage leaves it in the output). It stops after an error of its own, or
-    /// when the stage before it stops sending.
+    /// on (the last stage leaves it in the output). It stops after an error of its own,
+    /// when the stage before it stops sending, or when the stage after it has stopped.
     fn pass_on(
         self,
         incoming: mpsc::Receiver<Handed<'run>>,
@@ -296,7 +301,11 @@ impl<'run> StageWork<'run, '_> {
             // The span ends before the hand-over, so that the next stage starts after it.
             spans.push(self.span(index, begun));
             match outcome {
-                Ok(result) => hand_on(&outgoing, index, result),
+                Ok(result) => {
+                    if !hand_on(&outgoing, index, result) {
+                        break;
+                    }
+                }
                 Err(source) => {
                     return (spans, Some(device_error(self.device, self.context, source)));
                 }
@@ -344,14 +353,16 @@ fn run_into_destination<'run>(
     }
 }
 
-/// Hands a micro-batch's result to the next stage. A next stage that stopped after an
-/// error of its own has closed its end of the channel: nothing to do then.
+/// Hands a micro-batch's result to the next stage. Returns `false` when the next stage has
+/// stopped (after an error of its own it closes its end of the channel): the run is failing,
+/// so this stage stops too rather than compute what nobody will read.
 fn hand_on<'run>(
     outgoing: &Option<mpsc::Sender<Handed<'run>>>,
     index: usize,
     result: Option<&'run Tensor2d>,
-) {
-    if let (Some(sender), Some(result)) = (outgoing, result) {
-        let _ = sender.send((index, result));
+) -> bool {
+    match (outgoing, result) {
+        (Some(sender), Some(result)) => sender.send((index, result)).is_ok(),
+        _ => true,
     }
 }
