@@ -14,9 +14,8 @@ use crate::graph::ValidGraph;
 use crate::runner::{Execution, ExecutionMode, RunError};
 use crate::tensor::Tensor2d;
 
-use crate::parallel::multi_device::{
-    MultiDeviceError, Span, require_gpu_mode, split_rows, with_input_rows,
-};
+use crate::parallel::multi_device::{MultiDeviceError, Span, require_gpu_mode, with_input_rows};
+use crate::parallel::threads::chunk_ranges;
 
 // ANCHOR: runner
 /// A graph prepared on several devices, each for its share of the input's rows.
@@ -59,7 +58,9 @@ impl<'context> DataParallelRunner<'context> {
                 rows,
             });
         }
-        let devices = split_rows(rows, contexts.len())
+        // Shares as equal as whole rows allow, as module 2's threads share a slice.
+        let devices = chunk_ranges(rows, contexts.len())
+            .map_err(|_| MultiDeviceError::NoDevices)?
             .into_iter()
             .zip(contexts)
             .enumerate()
@@ -83,14 +84,6 @@ impl<'context> DataParallelRunner<'context> {
         })
     }
     // ANCHOR_END: prepare
-
-    /// The rows each device runs, in device order.
-    pub fn shares(&self) -> Vec<Range<usize>> {
-        self.devices
-            .iter()
-            .map(|device| device.rows.clone())
-            .collect()
-    }
 
     /// Fills every buffer the devices write results into with `value` (tests poison them
     /// with NaN, so that an element no kernel wrote cannot pass for a right one).

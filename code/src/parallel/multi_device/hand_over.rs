@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::bench::sweeps::timing;
 use crate::gpu::{GpuContext, GpuError, GpuTensor, Readback};
 use crate::tensor::Tensor2d;
 
@@ -78,17 +79,19 @@ pub fn measure_hand_over(
             reason: "the tensor handed over differs from the one sent".to_string(),
         });
     }
+    // Seconds of each repeat: reading back, uploading, both.
     let (mut read_back, mut upload, mut total) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..repeats.max(1) {
         let begun = Instant::now();
         let on_the_host = source.download(from)?;
-        let read = begun.elapsed();
+        let read = begun.elapsed().as_secs_f64();
         upload_and_wait(to, &target, &on_the_host)?;
-        let whole = begun.elapsed();
+        let whole = begun.elapsed().as_secs_f64();
         read_back.push(read);
         upload.push(whole - read);
         total.push(whole);
     }
+    let median = |mut seconds: Vec<f64>| Duration::from_secs_f64(timing::median(&mut seconds));
     Ok(HandOverTimes {
         bytes: tensor.size_in_bytes(),
         read_back: median(read_back),
@@ -97,8 +100,3 @@ pub fn measure_hand_over(
     })
 }
 // ANCHOR_END: measure
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}

@@ -15,7 +15,7 @@
 //! on goes through host memory: read back from one, written to the next. [`hand_over`]
 //! measures what that costs, and it is what decides when pipeline parallelism pays.
 //!
-//! Read the files in this order: this one (errors, splitting rows, the same graph for a
+//! Read the files in this order: this one (errors, the same graph for a
 //! different number of rows, the timeline a run records), `data_parallel`, `stages`,
 //! `pipeline_parallel`, `hand_over`.
 
@@ -29,7 +29,6 @@ pub use hand_over::{HandOverTimes, hand_over, measure_hand_over};
 pub use pipeline_parallel::PipelineParallelRunner;
 pub use stages::{cut_points, split_into_stages};
 
-use std::ops::Range;
 use std::time::Duration;
 
 use thiserror::Error;
@@ -81,23 +80,6 @@ pub enum MultiDeviceError {
 }
 // ANCHOR_END: error
 
-// ANCHOR: split_rows
-/// Splits `rows` rows into `parts` consecutive ranges whose sizes differ by at most one
-/// (the first `rows % parts` ranges get the extra row).
-pub fn split_rows(rows: usize, parts: usize) -> Vec<Range<usize>> {
-    let (base, extra) = (rows / parts, rows % parts);
-    let mut start = 0;
-    (0..parts)
-        .map(|part| {
-            let length = base + usize::from(part < extra);
-            let range = start..start + length;
-            start += length;
-            range
-        })
-        .collect()
-}
-// ANCHOR_END: split_rows
-
 // ANCHOR: with_input_rows
 /// The same graph for an input of `rows` rows. Every operator treats rows independently
 /// (a linear layer multiplies each row by the weights, softmax normalises each row), so
@@ -146,23 +128,6 @@ mod tests {
     use super::*;
     use crate::graph::{GraphBuilder, random_mlp};
     use crate::tensor::Tensor2d;
-
-    #[test]
-    fn rows_are_split_into_ranges_that_differ_by_at_most_one() {
-        assert_eq!(split_rows(10, 3), vec![0..4, 4..7, 7..10]);
-        assert_eq!(split_rows(4, 4), vec![0..1, 1..2, 2..3, 3..4]);
-        for rows in 1..40 {
-            for parts in 1..=rows {
-                let ranges = split_rows(rows, parts);
-                assert_eq!(ranges.len(), parts);
-                assert_eq!(ranges.first().unwrap().start, 0);
-                assert_eq!(ranges.last().unwrap().end, rows);
-                assert!(ranges.windows(2).all(|pair| pair[0].end == pair[1].start));
-                let lengths: Vec<usize> = ranges.iter().map(|range| range.len()).collect();
-                assert!(lengths.iter().max().unwrap() - lengths.iter().min().unwrap() <= 1);
-            }
-        }
-    }
 
     #[test]
     fn the_standard_workload_runs_on_any_number_of_rows() {

@@ -24,8 +24,9 @@ use crate::tensor::Tensor2d;
 
 use crate::parallel::multi_device::data_parallel::device_error;
 use crate::parallel::multi_device::{
-    MultiDeviceError, Span, require_gpu_mode, split_into_stages, split_rows, with_input_rows,
+    MultiDeviceError, Span, require_gpu_mode, split_into_stages, with_input_rows,
 };
+use crate::parallel::threads::chunk_ranges;
 
 // ANCHOR: runner
 /// A graph cut into one stage per device, each stage prepared for the micro-batch sizes.
@@ -88,7 +89,8 @@ impl<'context> PipelineParallelRunner<'context> {
                 rows,
             });
         }
-        let micro_batches = split_rows(rows, micro_batches);
+        let micro_batches =
+            chunk_ranges(rows, micro_batches).map_err(|_| MultiDeviceError::NoMicroBatches)?;
         let mut sizes: Vec<usize> = micro_batches.iter().map(Range::len).collect();
         sizes.dedup();
         let stage_graphs = split_into_stages(graph, contexts.len())?;
@@ -133,11 +135,6 @@ impl<'context> PipelineParallelRunner<'context> {
         })
     }
     // ANCHOR_END: prepare
-
-    /// The rows of each micro-batch.
-    pub fn micro_batches(&self) -> &[Range<usize>] {
-        &self.micro_batches
-    }
 
     /// Fills every buffer the stages write results into with `value` (tests poison them
     /// with NaN, so that an element no kernel wrote cannot pass for a right one).
