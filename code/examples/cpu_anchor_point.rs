@@ -58,7 +58,16 @@ fn main() {
     if modes.contains(&"CpuGraph")
         && let Some(runner) = CpuPrepackedRunner::prepare(&workload.graph)
     {
-        println!("# CpuGraph split at {size}x{depth}: {:?}", runner.split());
+        let timings: Vec<String> = runner
+            .split_timings()
+            .iter()
+            .map(|(split, time)| format!("{split:?} {:.3} ms", time.as_secs_f64() * 1e3))
+            .collect();
+        println!(
+            "# CpuGraph split at {size}x{depth}: {:?} (tried: {})",
+            runner.split(),
+            timings.join(", ")
+        );
     }
     for name in modes {
         let seconds = match name {

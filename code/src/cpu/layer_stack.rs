@@ -78,9 +78,14 @@ const ACTIVATION_BYTES: usize = 512 * 1024;
 /// one core. Stacks smaller than this are measured whole.
 const TRIAL_OPERATIONS: usize = 100_000_000;
 
-/// Tries per candidate split; the fastest counts, so a try that another program
-/// interrupted does not decide.
-const TRIAL_ROUNDS: usize = 3;
+/// Timed tries per candidate split, after one untimed try each; the fastest counts, so a
+/// try that another program interrupted does not decide.
+const TRIAL_ROUNDS: usize = 5;
+
+/// How much slower than the fastest candidate a split with fewer tasks may be and still
+/// be chosen (5 %): closer than this, the trial cannot tell them apart on a machine that
+/// runs anything else, and fewer tasks read the weights fewer times.
+const TIE_MARGIN: f64 = 0.05;
 
 /// A chain of stages prepared for inputs of a fixed number of rows.
 pub struct LayerStack {
@@ -190,7 +195,8 @@ impl LayerStack {
     }
 
     /// Uses `split` from now on, allocating each task's scratch space now rather than
-    /// during a run.
+    /// during a run. Scratch space is only ever added, never freed: switching back and
+    /// forth between splits (as [`LayerStack::choose_split`] does) then costs nothing.
     pub fn set_split(&mut self, split: ThreadSplit) {
         self.split = split;
         let tasks = self.rows.div_ceil(self.rows_per_task(split)).max(1);
@@ -201,11 +207,14 @@ impl LayerStack {
             .map(|stage| stage.outputs)
             .max()
             .unwrap_or(0);
-        self.scratch.resize_with(tasks, Scratch::default);
-        self.scratch.truncate(tasks);
+        if self.scratch.len() < tasks {
+            self.scratch.resize_with(tasks, Scratch::default);
+        }
         for scratch in &mut self.scratch {
-            scratch.ping.resize(rows * widest, 0.0);
-            scratch.pong.resize(rows * widest, 0.0);
+            if scratch.ping.len() < rows * widest {
+                scratch.ping.resize(rows * widest, 0.0);
+                scratch.pong.resize(rows * widest, 0.0);
+            }
         }
     }
 
@@ -257,8 +266,10 @@ impl LayerStack {
     ///
     /// A try runs the first stages of the stack, about [`TRIAL_OPERATIONS`] worth (all of
     /// a small stack), on an input of zeros: the values do not change the time, the
-    /// shapes do. Each candidate is tried [`TRIAL_ROUNDS`] times, interleaved with the
-    /// others, and its fastest try counts.
+    /// shapes do. Each candidate first runs once untimed, so that no timed try pays for
+    /// what only the first run does (the operating system mapping freshly allocated
+    /// scratch memory, rayon's threads waking up); then it is tried [`TRIAL_ROUNDS`]
+    /// times, interleaved with the others, and its fastest try counts.
     pub fn choose_split(&mut self) -> Vec<(ThreadSplit, Duration)> {
         let threads = rayon::current_num_threads();
         let mut candidates = vec![ThreadSplit::OneThread];
@@ -287,6 +298,10 @@ impl LayerStack {
         let trial_width = self.stages[trial_stages - 1].outputs;
         let input = vec![0.0; self.rows * self.input_width];
         let mut output = vec![0.0; self.rows * trial_width];
+        for candidate in &candidates {
+            self.set_split(*candidate);
+            self.run_prefix(trial_stages, &input, &mut output);
+        }
         let mut best = vec![Duration::MAX; candidates.len()];
         for _ in 0..TRIAL_ROUNDS {
             for (candidate, best) in candidates.iter().zip(&mut best) {
@@ -296,10 +311,11 @@ impl LayerStack {
                 *best = (*best).min(start.elapsed());
             }
         }
-        let fastest = (0..candidates.len())
-            .min_by_key(|&index| best[index])
-            .expect("at least one candidate");
-        self.set_split(candidates[fastest]);
+        // Candidates are in order of more tasks. Every task streams all the weights, so
+        // a task more costs memory traffic that a trial on the first layers, whose
+        // weights stay in cache, does not see: the fewest tasks within
+        // `TIE_MARGIN` of the fastest try win.
+        self.set_split(candidates[fewest_tasks_within_margin(&best)]);
         candidates.into_iter().zip(best).collect()
     }
     // ANCHOR_END: choose_split
@@ -318,6 +334,16 @@ impl LayerStack {
         self.stages.extend(rest);
         self.output_width = rest_width;
     }
+}
+
+/// The index of the first time within [`TIE_MARGIN`] of the fastest: with the candidates
+/// in order of more tasks, the fewest tasks that are as good as the best.
+fn fewest_tasks_within_margin(best: &[Duration]) -> usize {
+    let fastest = best.iter().min().copied().unwrap_or(Duration::ZERO);
+    let limit = fastest.as_secs_f64() * (1.0 + TIE_MARGIN);
+    best.iter()
+        .position(|time| time.as_secs_f64() <= limit)
+        .unwrap_or(0)
 }
 
 // ANCHOR: run_rows
@@ -467,6 +493,51 @@ mod tests {
         assert_eq!(
             single_row.choose_split(),
             [(ThreadSplit::OneThread, Duration::ZERO)]
+        );
+    }
+
+    #[test]
+    fn more_tasks_must_be_clearly_faster_to_be_chosen() {
+        let milliseconds = |values: &[f64]| -> Vec<Duration> {
+            values
+                .iter()
+                .map(|&value| Duration::from_secs_f64(value / 1e3))
+                .collect()
+        };
+        // Two, four and eight tasks within 5 % of each other: two tasks, the fewest.
+        assert_eq!(
+            fewest_tasks_within_margin(&milliseconds(&[1.03, 0.58, 0.57, 0.56])),
+            1
+        );
+        // Four tasks clearly ahead (two were slowed down, say): four.
+        assert_eq!(
+            fewest_tasks_within_margin(&milliseconds(&[1.03, 0.92, 0.58, 1.06])),
+            2
+        );
+        // One thread within the margin of the best: one thread.
+        assert_eq!(
+            fewest_tasks_within_margin(&milliseconds(&[0.037, 0.053, 0.036])),
+            0
+        );
+    }
+
+    #[test]
+    fn switching_splits_keeps_the_scratch_space_of_the_largest() {
+        let (mut stack, input, expected) = stack_and_expected(64, &[32, 32, 32]);
+        stack.set_split(ThreadSplit::Tasks(4));
+        let tasks = stack.scratch.len();
+        assert!(tasks > 1);
+        stack.set_split(ThreadSplit::OneThread);
+        assert_eq!(stack.scratch.len(), tasks, "scratch space was freed");
+        // Still right with more scratch space than tasks.
+        let mut output = vec![f32::NAN; 64 * 32];
+        stack.run_into(input.as_slice(), &mut output);
+        let output = Tensor2d::from_vec(64, 32, output).unwrap();
+        assert!(
+            output
+                .compare(&expected, Tolerance::new(1e-4, 1e-6))
+                .unwrap()
+                .passed()
         );
     }
 

@@ -17,6 +17,8 @@
 //! general [`crate::runner::CpuGraphRunner`] instead; [`CpuPrepackedRunner::prepare`]
 //! says so by returning `None`.
 
+use std::time::Duration;
+
 use crate::cpu::layer_stack::{LayerStack, RowOperation, Stage, ThreadSplit};
 use crate::cpu::prepacked::PrepackedLinear;
 use crate::graph::{Operator, TensorId, ValidGraph};
@@ -27,6 +29,8 @@ use crate::tensor::Tensor2d;
 /// chosen by measurement.
 pub struct CpuPrepackedRunner {
     stack: LayerStack,
+    /// What the split measurement found: every candidate with its best time.
+    split_timings: Vec<(ThreadSplit, Duration)>,
     input_shape: (usize, usize),
     output_shape: (usize, usize),
 }
@@ -37,7 +41,7 @@ impl CpuPrepackedRunner {
     /// the graph is not a chain of linear layers and row-wise operations.
     pub fn prepare(graph: &ValidGraph) -> Option<CpuPrepackedRunner> {
         let mut runner = CpuPrepackedRunner::prepare_on_one_thread(graph)?;
-        runner.stack.choose_split();
+        runner.split_timings = runner.stack.choose_split();
         Some(runner)
     }
 
@@ -50,6 +54,7 @@ impl CpuPrepackedRunner {
         let stack = LayerStack::new(input_shape.0, input_shape.1, stages).ok()?;
         Some(CpuPrepackedRunner {
             stack,
+            split_timings: Vec::new(),
             input_shape,
             output_shape,
         })
@@ -63,6 +68,12 @@ impl CpuPrepackedRunner {
 
     pub fn set_split(&mut self, split: ThreadSplit) {
         self.stack.set_split(split);
+    }
+
+    /// Every split [`CpuPrepackedRunner::prepare`] measured, with its best time on the
+    /// first layers (empty when the runner was prepared without measuring).
+    pub fn split_timings(&self) -> &[(ThreadSplit, Duration)] {
+        &self.split_timings
     }
 
     /// Runs the graph on `input` and returns the result.
