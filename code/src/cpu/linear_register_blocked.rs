@@ -26,7 +26,10 @@
 //!    with `#[target_feature(enable = "avx2,fma")]` (8 floats per instruction, a multiply
 //!    and an add in one) and with `#[target_feature(enable = "avx512f")]` (16 floats, 32
 //!    registers), and `is_x86_feature_detected!` picks the best build the processor can
-//!    run. (Set `GALAXY_CPU_KERNEL` to `portable` or `avx2` to measure a slower build.)
+//!    run. (Set `GALAXY_CPU_KERNEL` to `portable`, `avx2` or `avx512-packed` to measure a
+//!    slower build.) The AVX-512 kernel goes one step further and is written with the
+//!    vector instructions themselves, reading its inputs without packing them: see
+//!    `avx512_direct`.
 //!
 //! The result differs from [`crate::cpu::linear_naive`] only by rounding: the products are
 //! added in another order, one inner block at a time, and with fused multiply-adds.
@@ -36,6 +39,9 @@ use std::sync::OnceLock;
 use crate::cpu::linear::check_linear_shapes;
 use crate::cpu::relu::relu_value;
 use crate::tensor::{ShapeError, Tensor2d, check_output_shape};
+
+#[cfg(target_arch = "x86_64")]
+mod avx512_direct;
 
 // ANCHOR: block_sizes
 /// Rows of the output tile the AVX2 micro-kernel keeps in registers ("MR" in the BLAS
@@ -383,7 +389,7 @@ pub(crate) struct RowBlock<'a> {
 }
 
 /// The environment variable that picks a slower micro-kernel than the fastest one, for
-/// comparisons: `portable`, `avx2` or `avx512`, e.g.
+/// comparisons: `portable`, `avx2`, `avx512-packed` or `avx512`, e.g.
 /// `GALAXY_CPU_KERNEL=avx2 cargo bench -p galaxy --bench cpu_operators -- 1024`.
 pub const KERNEL_VARIABLE: &str = "GALAXY_CPU_KERNEL";
 
@@ -409,7 +415,12 @@ enum KernelChoice {
     /// 6 × 16 tiles, fused multiply-add: compiled with AVX2 and FMA enabled.
     #[cfg(target_arch = "x86_64")]
     Avx2Fma,
-    /// 12 × 32 tiles, fused multiply-add: compiled with AVX-512 enabled.
+    /// 12 × 32 tiles, fused multiply-add: the generic code compiled with AVX-512 enabled,
+    /// inputs packed like every other build.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Packed,
+    /// 12 × 32 tiles written with AVX-512 instructions, inputs read in place
+    /// (`avx512_direct`).
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }
@@ -426,6 +437,7 @@ impl MicroKernel {
                 kernels.push(MicroKernel(KernelChoice::Avx2Fma));
             }
             if is_x86_feature_detected!("avx512f") {
+                kernels.push(MicroKernel(KernelChoice::Avx512Packed));
                 kernels.push(MicroKernel(KernelChoice::Avx512));
             }
         }
@@ -470,6 +482,8 @@ impl MicroKernel {
             #[cfg(target_arch = "x86_64")]
             KernelChoice::Avx2Fma => "avx2",
             #[cfg(target_arch = "x86_64")]
+            KernelChoice::Avx512Packed => "avx512-packed",
+            #[cfg(target_arch = "x86_64")]
             KernelChoice::Avx512 => "avx512",
         }
     }
@@ -481,7 +495,7 @@ impl MicroKernel {
             #[cfg(target_arch = "x86_64")]
             KernelChoice::Avx2Fma => AVX2_TILE_ROWS,
             #[cfg(target_arch = "x86_64")]
-            KernelChoice::Avx512 => AVX512_TILE_ROWS,
+            KernelChoice::Avx512Packed | KernelChoice::Avx512 => AVX512_TILE_ROWS,
         }
     }
 
@@ -491,7 +505,9 @@ impl MicroKernel {
             #[cfg(target_arch = "x86_64")]
             KernelChoice::Avx2Fma => PackedWeights::new::<AVX2_TILE_COLUMNS>(weights),
             #[cfg(target_arch = "x86_64")]
-            KernelChoice::Avx512 => PackedWeights::new::<AVX512_TILE_COLUMNS>(weights),
+            KernelChoice::Avx512Packed | KernelChoice::Avx512 => {
+                PackedWeights::new::<AVX512_TILE_COLUMNS>(weights)
+            }
         }
     }
 
@@ -516,10 +532,20 @@ impl MicroKernel {
                 multiply_row_block_avx2_fma(block, packed_weights, packed_inputs, epilogue)
             },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: a `KernelChoice::Avx512` is only created by `all_available`, after
-            // `is_x86_feature_detected!("avx512f")` succeeded on this processor.
-            KernelChoice::Avx512 => unsafe {
+            // SAFETY: a `KernelChoice::Avx512Packed` is only created by `all_available`,
+            // after `is_x86_feature_detected!("avx512f")` succeeded on this processor.
+            KernelChoice::Avx512Packed => unsafe {
                 multiply_row_block_avx512(block, packed_weights, packed_inputs, epilogue)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as for `Avx512Packed`: created only after the same check.
+            KernelChoice::Avx512 => unsafe {
+                avx512_direct::multiply_row_block_direct(
+                    block,
+                    packed_weights,
+                    packed_inputs,
+                    epilogue,
+                )
             },
         }
     }
@@ -732,6 +758,9 @@ mod tests {
         // that end inside a panel.
         check_every_kernel(ROW_BLOCK + 7, INNER_BLOCK + 3, 3 * AVX512_TILE_COLUMNS + 5);
         check_every_kernel(2, 2 * INNER_BLOCK + 1, 1);
+        // Rows 4 KiB apart, which the AVX-512 kernel copies before reading (see
+        // `avx512_direct::rows_collide_in_l1`), with a partial last tile.
+        check_every_kernel(AVX512_TILE_ROWS + 5, 1024, AVX512_TILE_COLUMNS + 3);
     }
 
     #[test]
