@@ -95,7 +95,8 @@ pub struct LayerStack {
     output_width: usize,
     /// Rows that go through every layer together (whole tiles).
     block_rows: usize,
-    tile_rows: usize,
+    /// Rows are shared between tasks in multiples of this (see `PrepackedLinear::task_rows`).
+    task_rows: usize,
     split: ThreadSplit,
     scratch: Vec<Scratch>,
 }
@@ -110,7 +111,7 @@ impl LayerStack {
     ) -> Result<LayerStack, ShapeError> {
         let mut prepared = Vec::with_capacity(stages.len().max(1));
         let mut width = input_width;
-        let mut tile_rows = 1;
+        let mut task_rows = 1;
         for stage in stages {
             let inputs = width;
             if let Some(linear) = &stage.linear {
@@ -125,7 +126,7 @@ impl LayerStack {
                     });
                 }
                 width = linear.outputs();
-                tile_rows = linear.tile_rows();
+                task_rows = linear.task_rows();
             }
             let mut row_operations = stage.row_operations;
             let relu_in_epilogue =
@@ -158,15 +159,15 @@ impl LayerStack {
             .unwrap_or(0)
             .max(1);
         let block_rows = (ACTIVATION_BYTES / (2 * widest * size_of::<f32>()))
-            .max(tile_rows)
-            .next_multiple_of(tile_rows);
+            .max(task_rows)
+            .next_multiple_of(task_rows);
         let mut stack = LayerStack {
             stages: prepared,
             rows,
             input_width,
             output_width: width,
             block_rows: block_rows.max(1),
-            tile_rows,
+            task_rows,
             split: ThreadSplit::OneThread,
             scratch: Vec::new(),
         };
@@ -190,7 +191,7 @@ impl LayerStack {
                 .rows
                 .div_ceil(tasks.max(1))
                 .max(1)
-                .next_multiple_of(self.tile_rows),
+                .next_multiple_of(self.task_rows),
         }
     }
 

@@ -70,7 +70,7 @@ pub(crate) fn linear_parallel_rows_into(
     let linear = PackedLinear::new(operation, kernel, input, weights, bias, output)?;
     let (rows, outputs) = output.shape();
     let multiply_adds = rows * input.columns() * outputs;
-    let rows_per_task = rows_per_task(rows, linear.tile_rows(), rayon::current_num_threads());
+    let rows_per_task = rows_per_task(rows, linear.task_rows(), rayon::current_num_threads());
     if multiply_adds < PARALLEL_MINIMUM_MULTIPLY_ADDS || rows_per_task >= rows {
         linear.compute_rows(0, output.as_mut_slice(), &mut Vec::new(), &finish_row);
         return Ok(());
@@ -93,10 +93,11 @@ pub(crate) fn linear_parallel_rows_into(
 }
 
 /// Rows per task: the rows shared out over `TASKS_PER_THREAD` tasks per thread, rounded
-/// up to whole tiles of the micro-kernel so that no tile straddles two tasks.
-fn rows_per_task(rows: usize, tile_rows: usize, threads: usize) -> usize {
+/// up to the micro-kernel's task step (whole tiles, or half tiles with AVX-512) so that
+/// no task computes a mostly empty tile.
+fn rows_per_task(rows: usize, task_rows: usize, threads: usize) -> usize {
     let tasks = (threads * TASKS_PER_THREAD).max(1);
-    rows.div_ceil(tasks).max(1).next_multiple_of(tile_rows)
+    rows.div_ceil(tasks).max(1).next_multiple_of(task_rows)
 }
 // ANCHOR_END: linear_parallel_rows_into
 

@@ -69,10 +69,10 @@ impl PrepackedLinear {
         self.outputs
     }
 
-    /// How many output rows one micro-kernel call covers: a caller that splits the rows
-    /// cuts at multiples of it.
-    pub fn tile_rows(&self) -> usize {
-        self.kernel.tile_rows()
+    /// The step in which a caller that shares the rows between threads should cut them:
+    /// the height of the smallest tile the micro-kernel computes without wasted work.
+    pub fn task_rows(&self) -> usize {
+        self.kernel.task_rows()
     }
 
     /// Computes `input_rows · W + b`, then ReLU if `relu`, into `output_rows`: whole rows,

@@ -50,23 +50,29 @@ fn rows_collide_in_l1(inner_size: usize) -> bool {
 }
 // ANCHOR_END: rows_collide_in_l1
 
+/// Rows of a half tile: a tile with this many rows or fewer left runs the kernel for 6
+/// rows, at half the cost of a whole one. Threads can then share the rows in steps of 6
+/// (see `MicroKernel::task_rows`) without one of them computing a mostly empty tile.
+pub(super) const HALF_TILE_ROWS: usize = AVX512_TILE_ROWS / 2;
+
 /// What a partial tile reads for the rows past the last one: their sums are computed and
 /// thrown away, which costs less than a second version of the kernel for short tiles.
 static ZEROS: [f32; INNER_BLOCK] = [0.0; INNER_BLOCK];
 
 // ANCHOR: tile_sums
-/// The sums of one tile: 12 rows of inputs (each at least `depth` values long) times one
-/// packed panel of weights (`depth` steps of 32 weights), kept in 24 registers.
+/// The sums of one tile: `ROWS` rows of inputs (each at least `depth` values long) times
+/// one packed panel of weights (`depth` steps of 32 weights), kept in `2 · ROWS` registers
+/// (24 for a whole tile of 12 rows).
 #[target_feature(enable = "avx512f")]
-fn tile_sums(
-    input_rows: &[&[f32]; AVX512_TILE_ROWS],
+fn tile_sums<const ROWS: usize>(
+    input_rows: &[&[f32]; ROWS],
     weight_panel: &[f32],
-) -> [[f32; AVX512_TILE_COLUMNS]; AVX512_TILE_ROWS] {
+) -> [[f32; AVX512_TILE_COLUMNS]; ROWS] {
     let depth = weight_panel.len() / AVX512_TILE_COLUMNS;
     // Checked once, here, so that the loop can read without a check per value.
     assert!(input_rows.iter().all(|row| row.len() >= depth));
     let rows = input_rows.map(|row| row.as_ptr());
-    let mut sums = [[_mm512_setzero_ps(); REGISTERS_PER_ROW]; AVX512_TILE_ROWS];
+    let mut sums = [[_mm512_setzero_ps(); REGISTERS_PER_ROW]; ROWS];
     for (step, weight_row) in weight_panel.chunks_exact(AVX512_TILE_COLUMNS).enumerate() {
         let weights: [__m512; REGISTERS_PER_ROW] = std::array::from_fn(|register| {
             // SAFETY: `weight_row` holds AVX512_TILE_COLUMNS floats, so the 16 read
@@ -82,7 +88,7 @@ fn tile_sums(
             }
         }
     }
-    let mut values = [[0.0; AVX512_TILE_COLUMNS]; AVX512_TILE_ROWS];
+    let mut values = [[0.0; AVX512_TILE_COLUMNS]; ROWS];
     for (row_values, row_sums) in values.iter_mut().zip(&sums) {
         for (register, sum) in row_sums.iter().enumerate() {
             // SAFETY: each row of `values` holds AVX512_TILE_COLUMNS floats, so the 16
@@ -139,15 +145,15 @@ pub(super) fn multiply_row_block_direct(
             let output_tiles = output_rows.chunks_mut(AVX512_TILE_ROWS * outputs);
             for (tile_index, output_tile) in output_tiles.enumerate() {
                 let first_row = tile_index * AVX512_TILE_ROWS;
-                let tile_inputs: [&[f32]; AVX512_TILE_ROWS] = std::array::from_fn(|row_in_tile| {
+                // Row `row_in_tile` of the tile, or zeros past the last row.
+                let input_row = |row_in_tile: usize| -> &[f32] {
                     let row = first_row + row_in_tile;
                     if row < rows {
                         &source[row * row_stride + first_column_of_block..][..depth]
                     } else {
                         &ZEROS[..depth]
                     }
-                });
-                let sums = tile_sums(&tile_inputs, weight_panel);
+                };
                 let tile = TileOfOutput {
                     output_rows: output_tile,
                     outputs,
@@ -156,7 +162,15 @@ pub(super) fn multiply_row_block_direct(
                 };
                 let first_inner_block = first_inner == 0;
                 let last_inner_block = first_inner + depth == inner_size;
-                store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
+                if rows - first_row <= HALF_TILE_ROWS {
+                    let inputs: [&[f32]; HALF_TILE_ROWS] = std::array::from_fn(input_row);
+                    let sums = tile_sums(&inputs, weight_panel);
+                    store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
+                } else {
+                    let inputs: [&[f32]; AVX512_TILE_ROWS] = std::array::from_fn(input_row);
+                    let sums = tile_sums(&inputs, weight_panel);
+                    store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
+                }
             }
         }
     }
