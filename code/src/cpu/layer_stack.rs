@@ -200,8 +200,14 @@ impl LayerStack {
     /// forth between splits (as [`LayerStack::choose_split`] does) then costs nothing.
     pub fn set_split(&mut self, split: ThreadSplit) {
         self.split = split;
-        let tasks = self.rows.div_ceil(self.rows_per_task(split)).max(1);
-        let rows = self.rows_per_task(split).min(self.block_rows);
+        let rows_per_task = self.rows_per_task(split).min(self.rows);
+        let tasks = self.rows.div_ceil(rows_per_task.max(1)).max(1);
+        let last_task_rows = self.rows - (tasks - 1) * rows_per_task;
+        let rows = [rows_per_task, last_task_rows]
+            .map(|task_rows| even_block_rows(task_rows, self.block_rows, self.task_rows))
+            .into_iter()
+            .max()
+            .unwrap_or(1);
         let widest = self
             .stages
             .iter()
@@ -226,7 +232,7 @@ impl LayerStack {
         assert_eq!(input.len(), self.rows * self.input_width, "input length");
         assert_eq!(output.len(), self.rows * self.output_width, "output length");
         let stages = &self.stages[..];
-        let block_rows = self.block_rows;
+        let (block_rows, task_rows) = (self.block_rows, self.task_rows);
         let (input_width, output_width) = (self.input_width, self.output_width);
         match self.split {
             ThreadSplit::OneThread => run_rows(
@@ -234,7 +240,7 @@ impl LayerStack {
                 input,
                 output,
                 input_width,
-                block_rows,
+                even_block_rows(self.rows, block_rows, task_rows),
                 &mut self.scratch[0],
             ),
             split @ ThreadSplit::Tasks(_) => {
@@ -252,7 +258,7 @@ impl LayerStack {
                             input_rows,
                             output_rows,
                             input_width,
-                            block_rows,
+                            even_block_rows(rows, block_rows, task_rows),
                             scratch,
                         );
                     });
@@ -345,6 +351,18 @@ fn fewest_tasks_within_margin(best: &[Duration]) -> usize {
     best.iter()
         .position(|time| time.as_secs_f64() <= limit)
         .unwrap_or(0)
+}
+
+/// Rows per block for a task of `rows` rows: about `block_rows`, with the task cut into
+/// blocks of equal size (in steps of `task_rows`). Cutting 258 rows into blocks of 132
+/// would leave a last block of 126, but into blocks of 128 a last block of 2 rows, which
+/// streams every weight of the network once more for two rows.
+fn even_block_rows(rows: usize, block_rows: usize, task_rows: usize) -> usize {
+    let block_rows = block_rows.max(1);
+    let blocks = ((rows + block_rows / 2) / block_rows).max(1);
+    rows.div_ceil(blocks)
+        .max(1)
+        .next_multiple_of(task_rows.max(1))
 }
 
 // ANCHOR: run_rows
@@ -539,6 +557,24 @@ mod tests {
                 .compare(&expected, Tolerance::new(1e-4, 1e-6))
                 .unwrap()
                 .passed()
+        );
+    }
+
+    #[test]
+    fn blocks_are_even_and_none_is_a_small_remainder() {
+        // 258 rows in blocks of about 132: two blocks, not 132 + 126 or 128 + 128 + 2.
+        assert_eq!(even_block_rows(258, 132, 6), 132);
+        assert_eq!(even_block_rows(258, 128, 6), 132);
+        // Fewer rows than one block: one block of all of them, in whole steps.
+        assert_eq!(even_block_rows(20, 132, 6), 24);
+        // Many blocks: each close to the target, the last never tiny.
+        let rows = 516;
+        let block = even_block_rows(rows, 66, 6);
+        let last = rows - (rows.div_ceil(block) - 1) * block;
+        assert!(block >= 60 && block <= 72, "{block}");
+        assert!(
+            last * 2 >= block,
+            "last block of {last} rows after blocks of {block}"
         );
     }
 
