@@ -61,22 +61,26 @@ static ZEROS: [f32; INNER_BLOCK] = [0.0; INNER_BLOCK];
 
 // ANCHOR: tile_sums
 /// The sums of one tile: `ROWS` rows of inputs (each at least `depth` values long) times
-/// one packed panel of weights (`depth` steps of 32 weights), kept in `2 · ROWS` registers
-/// (24 for a whole tile of 12 rows).
+/// one packed panel of weights (`depth` steps of 32 weights), kept in `REGISTERS · ROWS`
+/// registers (24 for a whole tile of 12 rows and 32 columns). With `REGISTERS = 1`, only
+/// the first 16 columns of the panel are computed (the others come back as zeros).
 #[target_feature(enable = "avx512f")]
-fn tile_sums<const ROWS: usize>(
+fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
     input_rows: &[&[f32]; ROWS],
     weight_panel: &[f32],
 ) -> [[f32; AVX512_TILE_COLUMNS]; ROWS] {
+    // Checked when the function is compiled for each `REGISTERS`: the loads and stores
+    // below stay inside a row of the panel and of the tile.
+    const { assert!(REGISTERS <= REGISTERS_PER_ROW) };
     let depth = weight_panel.len() / AVX512_TILE_COLUMNS;
     // Checked once, here, so that the loop can read without a check per value.
     assert!(input_rows.iter().all(|row| row.len() >= depth));
     let rows = input_rows.map(|row| row.as_ptr());
-    let mut sums = [[_mm512_setzero_ps(); REGISTERS_PER_ROW]; ROWS];
+    let mut sums = [[_mm512_setzero_ps(); REGISTERS]; ROWS];
     for (step, weight_row) in weight_panel.chunks_exact(AVX512_TILE_COLUMNS).enumerate() {
-        let weights: [__m512; REGISTERS_PER_ROW] = std::array::from_fn(|register| {
+        let weights: [__m512; REGISTERS] = std::array::from_fn(|register| {
             // SAFETY: `weight_row` holds AVX512_TILE_COLUMNS floats, so the 16 read
-            // from `LANES * register` are inside it.
+            // from `LANES * register` are inside it (REGISTERS ≤ REGISTERS_PER_ROW).
             unsafe { _mm512_loadu_ps(weight_row.as_ptr().add(LANES * register)) }
         });
         for (row, row_sums) in rows.iter().zip(&mut sums) {
@@ -162,14 +166,24 @@ pub(super) fn multiply_row_block_direct(
                 };
                 let first_inner_block = first_inner == 0;
                 let last_inner_block = first_inner + depth == inner_size;
-                if rows - first_row <= HALF_TILE_ROWS {
-                    let inputs: [&[f32]; HALF_TILE_ROWS] = std::array::from_fn(input_row);
-                    let sums = tile_sums(&inputs, weight_panel);
-                    store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
-                } else {
-                    let inputs: [&[f32]; AVX512_TILE_ROWS] = std::array::from_fn(input_row);
-                    let sums = tile_sums(&inputs, weight_panel);
-                    store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
+                // Half a tile of rows, or 16 columns or fewer left: only the registers
+                // that hold results.
+                let half_rows = rows - first_row <= HALF_TILE_ROWS;
+                let one_register = columns <= LANES;
+                // The same few lines for each of the four kernels, which differ in two
+                // constants: a macro writes them out once.
+                macro_rules! run_tile {
+                    ($rows:expr, $registers:expr) => {{
+                        let inputs: [&[f32]; $rows] = std::array::from_fn(input_row);
+                        let sums = tile_sums::<$rows, $registers>(&inputs, weight_panel);
+                        store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
+                    }};
+                }
+                match (half_rows, one_register) {
+                    (false, false) => run_tile!(AVX512_TILE_ROWS, REGISTERS_PER_ROW),
+                    (false, true) => run_tile!(AVX512_TILE_ROWS, 1),
+                    (true, false) => run_tile!(HALF_TILE_ROWS, REGISTERS_PER_ROW),
+                    (true, true) => run_tile!(HALF_TILE_ROWS, 1),
                 }
             }
         }
