@@ -571,7 +571,7 @@ mod tests {
         let rows = 516;
         let block = even_block_rows(rows, 66, 6);
         let last = rows - (rows.div_ceil(block) - 1) * block;
-        assert!(block >= 60 && block <= 72, "{block}");
+        assert!((60..=72).contains(&block), "{block}");
         assert!(
             last * 2 >= block,
             "last block of {last} rows after blocks of {block}"
