@@ -48,6 +48,11 @@ LINEAR_SIZE = 1024
 # The crate's mode names as the figures label them.
 SERIES_NAMES = {"LayerByLayer": "CpuGraph layer by layer (before)"}
 PEAK_SERIES = "FMA peak (every core)"
+# OpenBLAS's and ONNX Runtime's worker threads keep spinning after their last call (about
+# 0.1 s and 0.05 s at nearly a whole core each, measured on the 2-core EPYC), in case more
+# work comes. A measurement that starts during that time shares a core with them, so every
+# measurement starts after this long idle.
+SETTLE_SECONDS = 0.5
 
 
 def all_core_peak(peak):
@@ -281,10 +286,13 @@ def main(argv):
             crate_first = repeat % 2 == 0
             measured = {}
             if crate_first:
+                time.sleep(SETTLE_SECONDS)
                 measured.update(crate_times(arguments.crate, size, depth, modes))
             for name, run_once in contenders.items():
+                time.sleep(SETTLE_SECONDS)
                 measured[name] = median_milliseconds(run_once)
             if not crate_first:
+                time.sleep(SETTLE_SECONDS)
                 measured.update(crate_times(arguments.crate, size, depth, modes))
             for name, milliseconds in measured.items():
                 name = SERIES_NAMES.get(name, name)
@@ -315,7 +323,9 @@ def main(argv):
     if not arguments.skip_linear:
         rates = {}
         for repeat in range(arguments.repeats):
+            time.sleep(SETTLE_SECONDS)
             measured = {"NumPy sgemm (OpenBLAS)": numpy_sgemm(LINEAR_SIZE)}
+            time.sleep(SETTLE_SECONDS)
             measured.update(crate_linear(arguments.crate, LINEAR_SIZE))
             for name, rate in measured.items():
                 rates.setdefault(name, []).append(rate)

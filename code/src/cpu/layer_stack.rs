@@ -15,13 +15,12 @@
 //! ([`LayerStack::choose_split`]), not by a fixed threshold: the cost of waking a thread
 //! depends on the machine and on what else it is running.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
-
+use crate::cpu::fast_exp::softmax_row_fast;
 use crate::cpu::prepacked::PrepackedLinear;
 use crate::cpu::relu::relu_values_in_place;
-use crate::cpu::softmax::softmax_row_in_place;
 use crate::tensor::ShapeError;
 
 /// An operation applied to each row on its own, after a stage's linear layer.
@@ -54,8 +53,9 @@ struct PreparedStage {
 pub enum ThreadSplit {
     /// Everything on the calling thread: no hand-off at all.
     OneThread,
-    /// The rows cut into this many tasks (whole micro-kernel tiles each), run by rayon's
-    /// pool; each task runs every layer on its rows.
+    /// The rows cut into this many tasks (in steps of the micro-kernel's tiles), the
+    /// first run by the calling thread, the others by rayon's pool; each task runs every
+    /// layer on its rows.
     Tasks(usize),
 }
 // ANCHOR_END: thread_split
@@ -77,6 +77,10 @@ const ACTIVATION_BYTES: usize = 512 * 1024;
 /// Floating-point operations the split measurement runs per try: about a millisecond on
 /// one core. Stacks smaller than this are measured whole.
 const TRIAL_OPERATIONS: usize = 100_000_000;
+
+/// The longest the calling thread waits for the other tasks of a run by checking rather
+/// than sleeping (see `run_into`).
+const SPIN_LIMIT: Duration = Duration::from_micros(500);
 
 /// Timed tries per candidate split, after one untimed try each; the fastest counts, so a
 /// try that another program interrupted does not decide.
@@ -245,31 +249,52 @@ impl LayerStack {
             ),
             split @ ThreadSplit::Tasks(_) => {
                 let rows_per_task = self.rows_per_task(split);
-                output
-                    .par_chunks_mut((rows_per_task * output_width).max(1))
-                    .zip(self.scratch.par_iter_mut())
-                    .enumerate()
-                    .for_each(|(task, (output_rows, scratch))| {
-                        let rows = output_rows.len() / output_width.max(1);
-                        let first = task * rows_per_task * input_width;
-                        let input_rows = &input[first..][..rows * input_width];
-                        run_rows(
-                            stages,
-                            input_rows,
-                            output_rows,
-                            input_width,
-                            even_block_rows(rows, block_rows, task_rows),
-                            scratch,
-                        );
-                    });
+                let mut tasks = output
+                    .chunks_mut((rows_per_task * output_width).max(1))
+                    .zip(self.scratch.iter_mut())
+                    .enumerate();
+                let run_task = |task: usize, output_rows: &mut [f32], scratch: &mut Scratch| {
+                    let rows = output_rows.len() / output_width.max(1);
+                    let first = task * rows_per_task * input_width;
+                    let input_rows = &input[first..][..rows * input_width];
+                    let block = even_block_rows(rows, block_rows, task_rows);
+                    run_rows(stages, input_rows, output_rows, input_width, block, scratch);
+                };
+                let first_task = tasks.next();
+                let others_left = AtomicUsize::new(0);
+                rayon::in_place_scope(|scope| {
+                    // Every task but the first goes to rayon's pool ...
+                    for (task, (output_rows, scratch)) in tasks {
+                        others_left.fetch_add(1, Ordering::Relaxed);
+                        let (run_task, others_left) = (&run_task, &others_left);
+                        scope.spawn(move |_| {
+                            run_task(task, output_rows, scratch);
+                            others_left.fetch_sub(1, Ordering::Release);
+                        });
+                    }
+                    // ... and the calling thread runs the first itself, instead of handing
+                    // it over and sleeping: each hand-over to a sleeping thread costs a
+                    // wake-up of tens of microseconds.
+                    if let Some((task, (output_rows, scratch))) = first_task {
+                        run_task(task, output_rows, scratch);
+                    }
+                    // Then it waits for the others by checking, not sleeping, for a
+                    // little while: the scope's end then finds them done and does not
+                    // put this thread to sleep (another wake-up).
+                    let start = Instant::now();
+                    while others_left.load(Ordering::Acquire) > 0 && start.elapsed() < SPIN_LIMIT {
+                        std::hint::spin_loop();
+                    }
+                });
             }
         }
     }
     // ANCHOR_END: run_into
 
     // ANCHOR: choose_split
-    /// Measures one thread against the rows cut into one, two and four tasks per thread
-    /// of rayon's pool, and keeps the fastest. Returns every candidate with its best time.
+    /// Measures one thread against the rows cut into one task per thread of rayon's pool
+    /// (and half as many), and keeps the fastest. Returns every candidate with its best
+    /// time.
     ///
     /// A try runs the first stages of the stack, about [`TRIAL_OPERATIONS`] worth (all of
     /// a small stack), on an input of zeros: the values do not change the time, the
@@ -280,10 +305,13 @@ impl LayerStack {
     pub fn choose_split(&mut self) -> Vec<(ThreadSplit, Duration)> {
         let threads = rayon::current_num_threads();
         let mut candidates = vec![ThreadSplit::OneThread];
-        for tasks in [threads, 2 * threads, 4 * threads] {
+        // One task per core, or half as many (fewer cores can pay on a shared machine).
+        // More tasks than cores would make the calling thread, which runs one task
+        // itself, compete with the pool's threads for a core.
+        for tasks in [threads / 2, threads] {
             let split = ThreadSplit::Tasks(tasks);
             let distinct_tasks = self.rows.div_ceil(self.rows_per_task(split));
-            if distinct_tasks > 1 && !candidates.contains(&split) {
+            if tasks > 1 && distinct_tasks > 1 && !candidates.contains(&split) {
                 candidates.push(split);
             }
         }
@@ -416,7 +444,7 @@ fn run_rows(
                     for operation in &stage.row_operations {
                         match operation {
                             RowOperation::Relu => relu_values_in_place(row),
-                            RowOperation::Softmax => softmax_row_in_place(row),
+                            RowOperation::Softmax => softmax_row_fast(row),
                         }
                     }
                 }

@@ -18,6 +18,7 @@
 //! - [`reduce`]: sums and maxima with one accumulator or several, the smallest example
 //!   of a dependency chain limiting speed.
 //! - [`fused`]: linear, ReLU and softmax finished row by row while the row is in cache.
+//! - [`fast_exp`]: `exp` as arithmetic the compiler can vectorise, for the fast softmax.
 //! - [`prepacked`]: weights packed once ahead of time, bias and ReLU in the epilogue of
 //!   the matrix product; [`layer_stack`] runs a chain of such layers one block of rows at
 //!   a time, the threads sharing the rows as a measurement chose.
@@ -32,6 +33,7 @@
 //! references; the others exist to be compared.
 
 pub mod add;
+pub mod fast_exp;
 pub mod fused;
 pub mod int8;
 pub mod int8_matmul;

@@ -135,7 +135,9 @@ impl ExecutionMode {
         )
     }
 
-    fn loops_on_the_gpu(self) -> bool {
+    /// Whether the mode runs many iterations in one submission (`Execution::run` with
+    /// `iterations > 1` is then one GPU loop, not a loop of runs).
+    pub fn loops_on_the_gpu(self) -> bool {
         matches!(
             self,
             ExecutionMode::GraphLoop
