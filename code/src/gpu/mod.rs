@@ -35,6 +35,7 @@ pub mod specialised_linear;
 pub mod tensor;
 pub mod timestamps;
 pub mod upload;
+pub mod waiting;
 
 pub use context::{
     AdapterSelection, ContextOptions, GpuContext, OPTIONAL_FEATURES, contexts_on_every_adapter,

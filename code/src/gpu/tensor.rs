@@ -8,7 +8,7 @@
 use std::sync::mpsc;
 
 use crate::gpu::probe::{self, HostPhase};
-use crate::gpu::{GpuContext, GpuError};
+use crate::gpu::{GpuContext, GpuError, waiting};
 use crate::tensor::{ShapeError, Tensor2d};
 
 /// Whether a GPU tensor will be read back to the CPU.
@@ -167,18 +167,12 @@ impl GpuTensor {
             // The receiver is alive until we have read from it below.
             let _ = sender.send(result);
         });
-        // Blocks until the queue has finished the submission that fills the staging
-        // buffer, and runs the map callback above.
+        // Waits until the queue has finished the submission that fills the staging buffer
+        // and the map callback above has run (spinning briefly first: see `gpu::waiting`).
         probe::in_phase(HostPhase::Waiting, || {
-            context.device().poll(wgpu::PollType::wait_indefinitely())
-        })
+            waiting::wait_for_callback(context, &receiver, "the readback")
+        })?
         .map_err(|error| readback(&error))?;
-        probe::in_phase(HostPhase::Mapping, || {
-            receiver
-                .recv()
-                .map_err(|error| readback(&error))?
-                .map_err(|error| readback(&error))
-        })?;
         // The buffer is mapped from here on: unmap it whatever happens next, or every later
         // readback of this tensor would fail.
         let copied = match probe::in_phase(HostPhase::Mapping, || slice.get_mapped_range()) {
