@@ -137,10 +137,12 @@ mod tests {
             let row: Vec<f32> = (0..width)
                 .map(|index| ((index * 37 % 101) as f32 - 50.0) * 0.37)
                 .collect();
-            let (mut fast, mut reference) = (row.clone(), row);
+            let (mut fast, mut portable, mut reference) = (row.clone(), row.clone(), row);
             softmax_row_fast(&mut fast);
+            // The baseline build too, whichever build this processor picks.
+            softmax_row(&mut portable);
             softmax_row_in_place(&mut reference);
-            for (got, expected) in fast.iter().zip(&reference) {
+            for (got, expected) in fast.iter().chain(&portable).zip(reference.iter().cycle()) {
                 assert!(
                     (got - expected).abs() <= 1e-6 * expected.max(1e-30) + 1e-12,
                     "width {width}: {got} against {expected}"
