@@ -20,15 +20,19 @@ const LN_2_HIGH: f32 = 0.693_359_4;
 const LN_2_LOW: f32 = -2.121_944_4e-4;
 /// Below this, `exp` is smaller than the smallest normal `f32`: the result is 0.
 const SMALLEST_ARGUMENT: f32 = -87.336_55;
-/// Above this, `exp` overflows: the argument is clamped, and the result is the largest
-/// power the bits can hold (the softmax never gets here: its arguments are ≤ 0).
+/// The largest argument whose `n` (below) still fits the exponent field: larger ones are
+/// clamped to it, so the result stops growing at about 2.41e38 instead of reaching
+/// `f32::MAX` and then infinity as `f32::exp` does (the softmax never gets here: its
+/// arguments are ≤ 0).
 const LARGEST_ARGUMENT: f32 = 88.376_26;
 /// Adding and subtracting 1.5 · 2²³ rounds a float (of magnitude below 2²²) to the nearest
 /// whole number with two additions, which vectorise, where `f32::round` is a call.
 const ROUNDING: f32 = 12_582_912.0;
 
-/// `e^x` for a finite or infinite `x`, within about 2 units in the last place of
-/// `f32::exp` (0 for `x < −87.34`, NaN for NaN).
+/// `e^x` within about 2 units in the last place of `f32::exp` for `x` from −87.34 to
+/// 88.37; 0 below (and for −∞), NaN for NaN, and about 2.41e38 above (even for +∞, where
+/// `f32::exp` gives up to 3.4e38 and then infinity): enough for the softmax, whose
+/// arguments are never positive.
 #[inline(always)]
 pub fn exp_fast(x: f32) -> f32 {
     let clamped = x.clamp(SMALLEST_ARGUMENT, LARGEST_ARGUMENT);
@@ -129,6 +133,9 @@ mod tests {
         assert_eq!(exp_fast(f32::NEG_INFINITY), 0.0);
         assert!(exp_fast(f32::NAN).is_nan());
         assert!(exp_fast(88.0).is_finite());
+        // Above the largest argument the result is clamped, not infinite.
+        assert_eq!(exp_fast(f32::INFINITY), exp_fast(LARGEST_ARGUMENT));
+        assert!(exp_fast(f32::INFINITY) < 2.5e38);
     }
 
     #[test]

@@ -53,9 +53,9 @@ struct PreparedStage {
 pub enum ThreadSplit {
     /// Everything on the calling thread: no hand-off at all.
     OneThread,
-    /// The rows cut into this many tasks (in steps of the micro-kernel's tiles), the
-    /// first run by the calling thread, the others by rayon's pool; each task runs every
-    /// layer on its rows.
+    /// The rows cut into this many tasks (in steps of the micro-kernel's tiles, or of its
+    /// half tiles), the first run by the calling thread, the others by rayon's pool; each
+    /// task runs every layer on its rows.
     Tasks(usize),
 }
 // ANCHOR_END: thread_split
@@ -187,7 +187,8 @@ impl LayerStack {
         self.split
     }
 
-    /// Rows per task for a split: whole tiles, so that no tile straddles two tasks.
+    /// Rows per task for a split: a multiple of `task_rows` (whole tiles, or half tiles for
+    /// the kernel that has them), so that no tile straddles two tasks.
     fn rows_per_task(&self, split: ThreadSplit) -> usize {
         match split {
             ThreadSplit::OneThread => self.rows.max(1),
