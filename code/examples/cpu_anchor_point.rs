@@ -129,7 +129,7 @@ fn linear_throughput(size: usize) {
     println!("# prepacked split at {size}³: {:?}", stack.split());
     let prepacked = measure(&BUDGET, |runs| {
         for _ in 0..runs {
-            stack.run_into(input.as_slice(), output.as_mut_slice());
+            stack.run_into(input.as_slice(), output.as_mut_slice())?;
         }
         Ok::<(), galaxy::ShapeError>(())
     })

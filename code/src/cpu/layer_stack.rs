@@ -232,10 +232,32 @@ impl LayerStack {
 
     // ANCHOR: run_into
     /// Runs every stage on `input` (`rows × input_width`, flat) into `output`
-    /// (`rows × output_width`), with the current split.
-    pub fn run_into(&mut self, input: &[f32], output: &mut [f32]) {
-        assert_eq!(input.len(), self.rows * self.input_width, "input length");
-        assert_eq!(output.len(), self.rows * self.output_width, "output length");
+    /// (`rows × output_width`), with the current split; an error if either length is not
+    /// what the stack was prepared for.
+    pub fn run_into(&mut self, input: &[f32], output: &mut [f32]) -> Result<(), ShapeError> {
+        for (name, length, width) in [
+            ("input of length", input.len(), self.input_width),
+            ("output of length", output.len(), self.output_width),
+        ] {
+            if length != self.rows * width {
+                return Err(ShapeError::Incompatible {
+                    operation: "LayerStack::run_into",
+                    expectation: "the input and output must hold whole rows of the widths the \
+                                  stack was prepared for",
+                    left_name: "stack prepared for rows × width",
+                    left: (self.rows, width),
+                    right_name: name,
+                    right: (length, 1),
+                });
+            }
+        }
+        self.run_checked(input, output);
+        Ok(())
+    }
+    // ANCHOR_END: run_into
+
+    /// [`LayerStack::run_into`] once the lengths are known to be right.
+    fn run_checked(&mut self, input: &[f32], output: &mut [f32]) {
         let stages = &self.stages[..];
         let (block_rows, task_rows) = (self.block_rows, self.task_rows);
         let (input_width, output_width) = (self.input_width, self.output_width);
@@ -290,7 +312,6 @@ impl LayerStack {
             }
         }
     }
-    // ANCHOR_END: run_into
 
     // ANCHOR: choose_split
     /// Measures one thread against the rows cut into one task per thread of rayon's pool
@@ -366,7 +387,7 @@ impl LayerStack {
             .last()
             .map_or(self.input_width, |stage| stage.outputs);
         self.stages = prefix;
-        self.run_into(input, output);
+        self.run_checked(input, output);
         self.stages.extend(rest);
         self.output_width = rest_width;
     }
@@ -512,7 +533,7 @@ mod tests {
             ] {
                 stack.set_split(split);
                 let mut output = vec![f32::NAN; rows * stack.output_width()];
-                stack.run_into(input.as_slice(), &mut output);
+                stack.run_into(input.as_slice(), &mut output).unwrap();
                 let output = Tensor2d::from_vec(rows, stack.output_width(), output).unwrap();
                 let comparison = output
                     .compare(&expected, Tolerance::new(1e-4, 1e-6))
@@ -528,7 +549,7 @@ mod tests {
         let timings = stack.choose_split();
         assert!(timings.iter().any(|&(split, _)| split == stack.split()));
         let mut output = vec![f32::NAN; 64 * 32];
-        stack.run_into(input.as_slice(), &mut output);
+        stack.run_into(input.as_slice(), &mut output).unwrap();
         let output = Tensor2d::from_vec(64, 32, output).unwrap();
         assert!(
             output
@@ -579,7 +600,7 @@ mod tests {
         assert_eq!(stack.scratch.len(), tasks, "scratch space was freed");
         // Still right with more scratch space than tasks.
         let mut output = vec![f32::NAN; 64 * 32];
-        stack.run_into(input.as_slice(), &mut output);
+        stack.run_into(input.as_slice(), &mut output).unwrap();
         let output = Tensor2d::from_vec(64, 32, output).unwrap();
         assert!(
             output
@@ -615,13 +636,31 @@ mod tests {
         }];
         let mut stack = LayerStack::new(2, 2, stages).unwrap();
         let mut output = vec![f32::NAN; 4];
-        stack.run_into(&[-1.0, -2.0, 0.0, 3.0_f32.ln()], &mut output);
+        stack
+            .run_into(&[-1.0, -2.0, 0.0, 3.0_f32.ln()], &mut output)
+            .unwrap();
         assert_eq!(output[..2], [0.5, 0.5]);
         assert!((output[2] - 0.25).abs() < 1e-6 && (output[3] - 0.75).abs() < 1e-6);
         let mut empty = LayerStack::new(2, 3, Vec::new()).unwrap();
         let mut copy = vec![f32::NAN; 6];
-        empty.run_into(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &mut copy);
+        empty
+            .run_into(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &mut copy)
+            .unwrap();
         assert_eq!(copy, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn inputs_and_outputs_of_the_wrong_length_are_an_error_not_a_panic() {
+        let (mut stack, input, _) = stack_and_expected(4, &[3, 5]);
+        let mut output = vec![f32::NAN; 4 * 5];
+        let short_input = &input.as_slice()[..11];
+        let error = stack.run_into(short_input, &mut output).unwrap_err();
+        assert!(error.to_string().contains("input of length"), "{error}");
+        let error = stack
+            .run_into(input.as_slice(), &mut output[..19])
+            .unwrap_err();
+        assert!(error.to_string().contains("output of length"), "{error}");
+        assert!(output.iter().all(|value| value.is_nan()), "nothing written");
     }
 
     #[test]

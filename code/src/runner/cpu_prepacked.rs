@@ -86,7 +86,8 @@ impl CpuPrepackedRunner {
         }
         let (rows, columns) = self.output_shape;
         let mut output = Tensor2d::zeros(rows, columns);
-        self.stack.run_into(input.as_slice(), output.as_mut_slice());
+        self.stack
+            .run_into(input.as_slice(), output.as_mut_slice())?;
         Ok(output)
     }
 }

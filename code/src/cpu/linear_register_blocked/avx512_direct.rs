@@ -41,9 +41,10 @@ const REGISTERS_PER_ROW: usize = AVX512_TILE_COLUMNS / LANES;
 /// the line offset, and its sets span 4 KiB (64 sets of 64 bytes, 8 ways in 32 KiB or 12
 /// in 48 KiB). Rows 1024 floats apart (or any multiple) are exactly 4 KiB apart: all 12
 /// rows of a tile compete for the ways of one set, more than it has, and every step
-/// misses. On the 2-core EPYC, reading in place reached 105–106 GFLOP/s on one core at
-/// 256³ and 512³ (packed: 98–103), but 90 against 101 at 1024³; at 1000³, where the rows
-/// no longer line up, the two were even.
+/// misses. On one core of the 2-core EPYC, reading in place without the copy reached 90
+/// GFLOP/s at 1024³ against 101 for the packed kernel; at 1000³, where the rows no longer
+/// line up, the two were even (100 and 99), and with the copy 1024³ gave 103 against 101
+/// (figures/data/cpu-anchors-epyc-2026-11-25/probes.txt).
 fn rows_collide_in_l1(inner_size: usize) -> bool {
     const SET_SPAN_FLOATS: usize = 4096 / size_of::<f32>();
     inner_size >= SET_SPAN_FLOATS && inner_size.is_multiple_of(SET_SPAN_FLOATS)
