@@ -121,6 +121,9 @@ pub struct GpuContext {
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// The adapter's kind, kept because every readback asks for it (see `gpu::waiting`)
+    /// and `Adapter::get_info` copies all of the adapter's description each time.
+    device_type: wgpu::DeviceType,
     /// The linear kernels chosen by measuring, by layer shape (see `gpu::linear_search`).
     measured_linear: MeasuredChoices,
 }
@@ -171,6 +174,7 @@ impl GpuContext {
             reason: error.to_string(),
         })?;
         Ok(GpuContext {
+            device_type: adapter.get_info().device_type,
             adapter,
             device,
             queue,
@@ -194,6 +198,7 @@ impl GpuContext {
         queue: wgpu::Queue,
     ) -> GpuContext {
         GpuContext {
+            device_type: adapter.get_info().device_type,
             adapter,
             device,
             queue,
@@ -225,6 +230,12 @@ impl GpuContext {
 
     pub fn adapter_info(&self) -> wgpu::AdapterInfo {
         self.adapter.get_info()
+    }
+
+    /// The adapter's kind (discrete GPU, software rasteriser, …), without copying the rest
+    /// of [`GpuContext::adapter_info`].
+    pub fn device_type(&self) -> wgpu::DeviceType {
+        self.device_type
     }
 
     /// The limits the device was created with (the adapter's own).

@@ -26,7 +26,7 @@ pub const SPIN_LIMIT: Duration = Duration::from_millis(1);
 /// How long waits on `context`'s device spin before blocking: [`SPIN_LIMIT`], or zero on a
 /// software rasteriser, whose work runs on the CPU cores a spinning thread would take.
 pub fn spin_limit(context: &GpuContext) -> Duration {
-    match context.adapter_info().device_type {
+    match context.device_type() {
         wgpu::DeviceType::Cpu => Duration::ZERO,
         _ => SPIN_LIMIT,
     }
@@ -90,7 +90,8 @@ mod tests {
     fn a_software_rasteriser_never_spins() {
         let context = GpuContext::new().expect("a GPU adapter (lavapipe in CI)");
         let limit = spin_limit(&context);
-        if context.adapter_info().device_type == wgpu::DeviceType::Cpu {
+        assert_eq!(context.device_type(), context.adapter_info().device_type);
+        if context.device_type() == wgpu::DeviceType::Cpu {
             assert_eq!(limit, Duration::ZERO);
         } else {
             assert_eq!(limit, SPIN_LIMIT);
