@@ -374,6 +374,18 @@ impl fmt::Display for FusedMlpPlan {
                 config.workgroups(shape),
                 config.workgroup_memory_bytes(shape)
             )?;
+            match config.pipelined_chunk_steps(shape) {
+                Some(steps) => writeln!(
+                    formatter,
+                    "weights: one stream per invocation, in chunks of {steps} steps, the next \
+                     chunk always on its way (across the barrier between layers too)"
+                )?,
+                None => writeln!(
+                    formatter,
+                    "weights: loaded chunk by chunk, each when it is needed (the layers differ \
+                     in size, or an invocation computes several columns)"
+                )?,
+            }
             writeln!(
                 formatter,
                 "model of {}: fused {} (arithmetic {}, loading {} of weights {}), per layer {}",

@@ -291,6 +291,29 @@ impl FusedMlpConfig {
     }
     // ANCHOR_END: fused_mlp_layout
 
+    // ANCHOR: pipelined_chunk_steps
+    /// The steps of one chunk of the pipelined weight stream, when the kernel can stream
+    /// the weights ahead of their use (`PIPELINED` in the template): every layer the same
+    /// size, one vec4 column per invocation, and every slice of the inner dimension whole
+    /// chunks long. Two chunks are in registers at once (the one used and the one on its
+    /// way), so a chunk is half of `steps_in_flight`: as many weights in flight as before,
+    /// but always, not in bursts. `None` for the general loop.
+    pub fn pipelined_chunk_steps(&self, shape: &FusedChainShape) -> Option<u32> {
+        let first = shape.layers.first()?;
+        let uniform = shape
+            .layers
+            .iter()
+            .all(|layer| layer.inner == first.inner && layer.columns == first.columns);
+        let inner_vectors = u32::try_from(vectors(first.inner)).ok()?;
+        let slice_steps = inner_vectors.div_ceil(self.inner_slices.max(1));
+        if !uniform || self.column_groups(shape) != 1 || inner_vectors % slice_steps != 0 {
+            return None;
+        }
+        let most = (self.steps_in_flight / 2).max(1);
+        (1..=most).rev().find(|steps| slice_steps % steps == 0)
+    }
+    // ANCHOR_END: pipelined_chunk_steps
+
     pub fn invocations(&self) -> u32 {
         self.column_invocations * self.inner_slices.max(1) * self.row_groups()
     }
@@ -461,6 +484,12 @@ pub fn fused_mlp_source(
         values.push(("INNER_VECTORS", format!("{}u", vectors(first.inner))));
         values.push(("COLUMN_VECTORS", format!("{}u", vectors(first.columns))));
     }
+    if let Some(chunk_steps) = config.pipelined_chunk_steps(shape) {
+        flags.push("PIPELINED");
+        let slice_steps = vectors(first.inner).div_ceil(config.inner_slices.max(1) as usize);
+        values.push(("SLICE_STEPS", format!("{slice_steps}u")));
+        values.push(("CHUNK_STEPS", format!("{chunk_steps}u")));
+    }
     let mut defines: Vec<(&str, &str)> = values
         .iter()
         .map(|(name, value)| (*name, value.as_str()))
@@ -533,6 +562,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn uniform_chains_stream_their_weights_and_others_do_not() {
+        // 256 wide, split four ways: 16 steps per slice, chunks of half the 8 steps in
+        // flight.
+        let uniform = chain(256, &[256, 256, 256], true);
+        let config = FusedMlpConfig::for_rows(&uniform, 4);
+        assert_eq!(config.pipelined_chunk_steps(&uniform), Some(4));
+        let source = fused_mlp_source(&uniform, &config, &LAVAPIPE).unwrap();
+        assert!(source.contains("fn load_chunk("), "{config}");
+        // Four wide: one step, fewer than the four slices; three of them idle.
+        let narrow = chain(4, &[4, 4, 4], true);
+        let config = FusedMlpConfig::for_rows(&narrow, 2).with_inner_slices(4);
+        assert_eq!(config.pipelined_chunk_steps(&narrow), Some(1));
+        // 12 steps split four ways: 3 per slice, so chunks of 3 (the largest divisor within
+        // 8 / 2 = 4).
+        let twelve = chain(8, &[48, 48], false);
+        let config = FusedMlpConfig::for_rows(&twelve, 2).with_inner_slices(4);
+        assert_eq!(config.pipelined_chunk_steps(&twelve), Some(3));
+        // Layers of different sizes, and 5 steps split four ways (2, 2, 1: a short slice),
+        // take the general loop.
+        let mixed = chain(33, &[3, 17, 100, 33], false);
+        let config = FusedMlpConfig::for_rows(&mixed, 2);
+        assert_eq!(config.pipelined_chunk_steps(&mixed), None);
+        let source = fused_mlp_source(&mixed, &config, &LAVAPIPE).unwrap();
+        assert!(!source.contains("fn load_chunk("));
+        let five = chain(8, &[20, 20], false);
+        let config = FusedMlpConfig::for_rows(&five, 2).with_inner_slices(4);
+        assert_eq!(config.pipelined_chunk_steps(&five), None);
     }
 
     #[test]
