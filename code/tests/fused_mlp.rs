@@ -53,7 +53,14 @@ fn with_rows(rows_per_workgroup: u32, rows_per_invocation: Option<u32>) -> Fusio
 
 #[test]
 fn standard_workloads_match_the_cpu() {
-    for (size, depth, seed) in [(1, 1, 1), (4, 64, 2), (16, 8, 3), (64, 16, 4), (100, 3, 5)] {
+    for (size, depth, seed) in [
+        (1, 1, 1),
+        (4, 64, 2),
+        (16, 8, 3),
+        (64, 16, 4),
+        (100, 3, 5),
+        (256, 3, 6),
+    ] {
         let workload = random_mlp(size, depth, seed).unwrap();
         let what = format!("random_mlp({size}, {depth}, {seed})");
         check_fused(

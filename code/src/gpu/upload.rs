@@ -86,14 +86,7 @@ impl UploadBuffer {
                 .buffer
                 .get_mapped_range_mut(..)
                 .map_err(|error| upload_error(&error))?;
-            let bytes: &[u8] = bytemuck::cast_slice(tensor.as_slice());
-            // On a software rasteriser the mapping is ordinary memory, and the cores that
-            // would share the copy are the ones that run the "GPU".
-            if context.device_type() == wgpu::DeviceType::Cpu {
-                mapped.copy_from_slice(bytes);
-            } else {
-                write_in_parallel(mapped.slice(..), bytes);
-            }
+            mapped.copy_from_slice(bytemuck::cast_slice(tensor.as_slice()));
         }
         self.buffer.unmap();
         *self.lock_state() = MapState::Unmapped;
@@ -170,52 +163,6 @@ impl UploadBuffer {
     }
 }
 
-// ANCHOR: write_in_parallel
-/// Below this many bytes, one thread writes the whole input.
-const BYTES_PER_WRITER: usize = 64 * 1024;
-
-/// Copies `source` into mapped memory, cut in halves until the pieces are at most
-/// [`BYTES_PER_WRITER`] long, the halves written by rayon's threads where they are free.
-///
-/// On a discrete GPU the upload buffer usually lives in the GPU's own memory, mapped into
-/// the host's address space across PCI Express: every store of the copy crosses the bus,
-/// and one core pushes only a few gigabytes per second that way (256 KiB took about 50 µs
-/// on an H100's host). Several cores writing different parts push more. `rayon::join`
-/// runs one half on the calling thread and lets an idle thread take the other: if none
-/// is free, the calling thread writes both, so the split never makes the copy much slower.
-fn write_in_parallel(destination: wgpu::WriteOnly<'_, [u8]>, source: &[u8]) {
-    if source.len() <= BYTES_PER_WRITER {
-        let mut destination = destination;
-        destination.copy_from_slice(source);
-        return;
-    }
-    // Halves on a cache-line boundary, so that no line is written by two cores.
-    let middle = (source.len() / 2).next_multiple_of(64);
-    let (first_destination, second_destination) = destination.split_at(middle);
-    let (first_source, second_source) = source.split_at(middle);
-    let (first, second) = (Piece(first_destination), Piece(second_destination));
-    rayon::join(
-        move || first.write(first_source),
-        move || second.write(second_source),
-    );
-}
-// ANCHOR_END: write_in_parallel
-
-/// A piece of a mapped range that may move to another thread. wgpu 30's `WriteOnly<[u8]>`
-/// is not `Send`: its `Send` implementation asks for a sized `T`, which leaves slices out.
-struct Piece<'a>(wgpu::WriteOnly<'a, [u8]>);
-
-impl Piece<'_> {
-    fn write(self, source: &[u8]) {
-        write_in_parallel(self.0, source);
-    }
-}
-
-// SAFETY: a `WriteOnly<'a, [u8]>` is an exclusive reference to bytes that live for 'a,
-// as `&'a mut [u8]` is, and `&mut [u8]` may be sent to another thread. The two pieces of
-// one `split_at` never overlap.
-unsafe impl Send for Piece<'_> {}
-
 fn upload_error(error: &dyn std::fmt::Display) -> GpuError {
     GpuError::Readback {
         reason: format!("writing the input into its upload buffer: {error}"),
@@ -226,16 +173,6 @@ fn upload_error(error: &dyn std::fmt::Display) -> GpuError {
 mod tests {
     use super::*;
     use crate::gpu::Readback;
-
-    #[test]
-    fn a_parallel_write_copies_every_byte_once_into_place() {
-        for length in [0, 1, 64 * 1024, 64 * 1024 + 1, 300_001, 1 << 20] {
-            let source: Vec<u8> = (0..length).map(|index| (index * 7 % 251) as u8).collect();
-            let mut destination = vec![0xAA_u8; length];
-            write_in_parallel(wgpu::WriteOnly::from_mut(&mut destination[..]), &source);
-            assert!(destination == source, "{length} bytes");
-        }
-    }
 
     #[test]
     fn values_written_twice_reach_the_storage_buffer_each_time() {

@@ -374,11 +374,18 @@ impl fmt::Display for FusedMlpPlan {
                 config.workgroups(shape),
                 config.workgroup_memory_bytes(shape)
             )?;
-            match config.pipelined_chunk_steps(shape) {
-                Some(steps) => writeln!(
+            match config.weight_stream(shape) {
+                Some(stream) if stream.double_buffered => writeln!(
                     formatter,
-                    "weights: one stream per invocation, in chunks of {steps} steps, the next \
-                     chunk always on its way (across the barrier between layers too)"
+                    "weights: one stream per invocation in chunks of {} steps, the next chunk \
+                     always on its way (across the barrier between layers too)",
+                    stream.chunk_steps
+                )?,
+                Some(stream) => writeln!(
+                    formatter,
+                    "weights: one stream per invocation in chunks of {} steps, each layer's \
+                     first chunk on its way before the barrier that ends the layer before",
+                    stream.chunk_steps
                 )?,
                 None => writeln!(
                     formatter,
