@@ -375,22 +375,17 @@ impl fmt::Display for FusedMlpPlan {
                 config.workgroup_memory_bytes(shape)
             )?;
             match config.weight_stream(shape) {
-                Some(stream) if stream.double_buffered => writeln!(
-                    formatter,
-                    "weights: one stream per invocation in chunks of {} steps, the next chunk \
-                     always on its way (across the barrier between layers too)",
-                    stream.chunk_steps
-                )?,
                 Some(stream) => writeln!(
                     formatter,
-                    "weights: one stream per invocation in chunks of {} steps, each layer's \
-                     first chunk on its way before the barrier that ends the layer before",
-                    stream.chunk_steps
+                    "weights: {} steps per invocation and layer, the next layer's loaded before \
+                     this layer's are used (across the barrier between them)",
+                    stream.slice_steps
                 )?,
                 None => writeln!(
                     formatter,
-                    "weights: loaded chunk by chunk, each when it is needed (the layers differ \
-                     in size, or an invocation computes several columns)"
+                    "weights: loaded chunk by chunk, each when it is needed (layers of \
+                     different sizes, long slices of the inner dimension, or several columns \
+                     per invocation)"
                 )?,
             }
             writeln!(

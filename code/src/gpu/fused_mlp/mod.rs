@@ -150,17 +150,13 @@ pub struct FusedMlpConfig {
 }
 // ANCHOR_END: fused_mlp_config
 
-/// How the fused kernel streams the weights when every layer has the same size (see
-/// [`FusedMlpConfig::weight_stream`]).
+/// How the fused kernel streams the weights when every layer has the same size and is
+/// short (see [`FusedMlpConfig::weight_stream`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WeightStream {
-    /// Steps (four weight rows each) loaded together.
-    pub chunk_steps: u32,
-    /// Steps of one slice of the inner dimension: a whole number of chunks.
+    /// Steps (four weight rows each) of one slice of the inner dimension: what one
+    /// invocation loads of each layer, all at once, a layer ahead.
     pub slice_steps: u32,
-    /// Whether two chunks are in registers, so that every chunk's loads go out before the
-    /// previous one is used; else only the first chunk of each layer travels early.
-    pub double_buffered: bool,
 }
 
 /// Why a fused kernel cannot be made for a chain.
@@ -305,9 +301,11 @@ impl FusedMlpConfig {
     // ANCHOR_END: fused_mlp_layout
 
     // ANCHOR: weight_stream
-    /// How the kernel streams the weights ahead of their use (`PIPELINED` in the template),
-    /// when it can: every layer the same size, one vec4 column per invocation, and every
-    /// slice of the inner dimension whole chunks long. `None` for the general loop.
+    /// How the kernel streams the weights a layer ahead of their use (`PIPELINED` in the
+    /// template), when it can: every layer the same size, one vec4 column per invocation,
+    /// every slice of the inner dimension equally long and short enough that two layers'
+    /// worth fit in the registers `steps_in_flight` allows (one in use, the next on its
+    /// way). `None` for the general loop.
     pub fn weight_stream(&self, shape: &FusedChainShape) -> Option<WeightStream> {
         let first = shape.layers.first()?;
         let uniform = shape
@@ -319,22 +317,15 @@ impl FusedMlpConfig {
         if !uniform || self.column_groups(shape) != 1 || inner_vectors % slice_steps != 0 {
             return None;
         }
-        // A short slice fits twice in the registers `steps_in_flight` allows: one chunk in
-        // use and the next on its way. A longer one goes in chunks of `steps_in_flight`,
-        // one at a time: halving them to hold two (tried on an H100 at width 256, chunks
-        // of 4 steps) ran slower than whole chunks loaded after each other.
-        let double_buffered = 2 * slice_steps <= self.steps_in_flight;
-        let most = if double_buffered {
-            slice_steps
-        } else {
-            self.steps_in_flight.max(1)
-        };
-        let chunk_steps = (1..=most).rev().find(|steps| slice_steps % steps == 0)?;
-        Some(WeightStream {
-            chunk_steps,
-            slice_steps,
-            double_buffered,
-        })
+        // Longer slices keep the general loop. On an H100, a stream of longer slices in
+        // chunks halved to fit twice (width 256: 16 steps per slice in chunks of 4) ran
+        // slower than the general loop's chunks of 8, and chunks of 8 loaded one after the
+        // other, the first across the barrier, ran two hundred times slower
+        // (figures/data/h100-2026-11-25/stream-trials/).
+        if 2 * slice_steps > self.steps_in_flight {
+            return None;
+        }
+        Some(WeightStream { slice_steps })
     }
     // ANCHOR_END: weight_stream
 
@@ -510,11 +501,7 @@ pub fn fused_mlp_source(
     }
     if let Some(stream) = config.weight_stream(shape) {
         flags.push("PIPELINED");
-        if stream.double_buffered {
-            flags.push("DOUBLE_BUFFERED");
-        }
         values.push(("SLICE_STEPS", format!("{}u", stream.slice_steps)));
-        values.push(("CHUNK_STEPS", format!("{}u", stream.chunk_steps)));
     }
     let mut defines: Vec<(&str, &str)> = values
         .iter()
@@ -591,44 +578,34 @@ mod tests {
     }
 
     #[test]
-    fn uniform_chains_stream_their_weights_and_others_do_not() {
-        let stream = |chunk_steps, slice_steps, double_buffered| {
-            Some(WeightStream {
-                chunk_steps,
-                slice_steps,
-                double_buffered,
-            })
-        };
-        // 256 wide, split four ways: 16 steps per slice, two chunks of the 8 steps in
-        // flight, one after the other.
-        let wide = chain(256, &[256, 256, 256], true);
-        let config = FusedMlpConfig::for_rows(&wide, 4);
-        assert_eq!(config.weight_stream(&wide), stream(8, 16, false));
-        let source = fused_mlp_source(&wide, &config, &LAVAPIPE).unwrap();
-        assert!(source.contains("fn load_chunk("), "{config}");
-        // 64 wide: 4 steps per slice, the whole slice a chunk, two of them in flight.
+    fn short_uniform_chains_stream_their_weights_and_others_do_not() {
+        let stream = |slice_steps| Some(WeightStream { slice_steps });
+        // 64 wide, split four ways: 4 steps per slice, two layers' worth within the 8
+        // steps in flight.
         let narrow = chain(64, &[64, 64, 64], true);
         let config = FusedMlpConfig::for_rows(&narrow, 4);
-        assert_eq!(config.weight_stream(&narrow), stream(4, 4, true));
+        assert_eq!(config.weight_stream(&narrow), stream(4));
+        let source = fused_mlp_source(&narrow, &config, &LAVAPIPE).unwrap();
+        assert!(source.contains("fn load_slice("), "{config}");
         // Four wide: one step, fewer than the four slices; three of them idle.
         let four = chain(4, &[4, 4, 4], true);
         let config = FusedMlpConfig::for_rows(&four, 2).with_inner_slices(4);
-        assert_eq!(config.weight_stream(&four), stream(1, 1, true));
-        // 12 steps split four ways: 3 per slice, short enough for two chunks.
+        assert_eq!(config.weight_stream(&four), stream(1));
+        // 12 steps split four ways: 3 per slice.
         let twelve = chain(8, &[48, 48], false);
         let config = FusedMlpConfig::for_rows(&twelve, 2).with_inner_slices(4);
-        assert_eq!(config.weight_stream(&twelve), stream(3, 3, true));
-        // 36 steps unsplit with 8 in flight: chunks of 6, the largest divisor within 8.
-        let wider = chain(2, &[144, 144], false);
-        let config = FusedMlpConfig::for_rows(&wider, 2).with_inner_slices(1);
-        assert_eq!(config.weight_stream(&wider), stream(6, 36, false));
+        assert_eq!(config.weight_stream(&twelve), stream(3));
+        // 256 wide: 16 steps per slice, too long for two in registers.
+        let wide = chain(256, &[256, 256, 256], true);
+        let config = FusedMlpConfig::for_rows(&wide, 4);
+        assert_eq!(config.weight_stream(&wide), None);
+        let source = fused_mlp_source(&wide, &config, &LAVAPIPE).unwrap();
+        assert!(!source.contains("fn load_slice("));
         // Layers of different sizes, and 5 steps split four ways (2, 2, 1: a short slice),
-        // take the general loop.
+        // take the general loop too.
         let mixed = chain(33, &[3, 17, 100, 33], false);
         let config = FusedMlpConfig::for_rows(&mixed, 2);
         assert_eq!(config.weight_stream(&mixed), None);
-        let source = fused_mlp_source(&mixed, &config, &LAVAPIPE).unwrap();
-        assert!(!source.contains("fn load_chunk("));
         let five = chain(8, &[20, 20], false);
         let config = FusedMlpConfig::for_rows(&five, 2).with_inner_slices(4);
         assert_eq!(config.weight_stream(&five), None);
