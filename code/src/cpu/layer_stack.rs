@@ -69,10 +69,18 @@ struct Scratch {
     packed_inputs: Vec<f32>,
 }
 
-/// How much of a core's L2 cache the two activation buffers of a block may take. Half a
-/// MiB fits the L2 of most cores of the last years (1–2 MiB) with room left for the
-/// packed inputs and the weights streaming through.
-const ACTIVATION_BYTES: usize = 512 * 1024;
+// ANCHOR: activation_bytes
+/// How much memory the two activation buffers of a block may take: 4 MiB, more than a
+/// core's L2 cache (1–2 MiB on cores of the last years).
+///
+/// Every block streams every weight of the network once, so a block half as large streams
+/// the weights twice as often. Keeping the activations in L2 is worth less than that: the
+/// micro-kernel reads the rows it works on (`ROW_BLOCK` of them) from L2 either way, and
+/// the rest of a block waits in L3. On the 2-core Xeon (2 MiB of L2 per core), blocks of
+/// 512 KiB ran the standard workload at 512 × 64 in 69–70 ms and at 1024 × 64 in 656–659
+/// ms, blocks of 4 MiB in 59–60 and 482–500 ms (`cpu_anchor_point`, two runs each).
+const ACTIVATION_BYTES: usize = 4 * 1024 * 1024;
+// ANCHOR_END: activation_bytes
 
 /// Floating-point operations the split measurement runs per try: about a millisecond on
 /// one core. Stacks smaller than this are measured whole.
@@ -518,14 +526,15 @@ mod tests {
 
     #[test]
     fn every_split_gives_the_plain_operators_result() {
-        // 300 rows: more than one block of rows at width 600, tasks that end inside a
-        // tile; widths that end inside a panel of the micro-kernel.
+        // 300 rows in blocks of about 60 (more than one block per task), tasks that end
+        // inside a tile; widths that end inside a panel of the micro-kernel.
         for (rows, widths) in [
             (300, vec![7, 600, 33, 5]),
             (1, vec![1, 1]),
             (13, vec![40, 3]),
         ] {
             let (mut stack, input, expected) = stack_and_expected(rows, &widths);
+            stack.block_rows = 60;
             for split in [
                 ThreadSplit::OneThread,
                 ThreadSplit::Tasks(2),
