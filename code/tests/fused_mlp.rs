@@ -120,6 +120,39 @@ fn every_split_of_the_inner_dimension_gives_the_same_result() {
 }
 
 #[test]
+fn an_infinity_in_one_row_leaves_the_other_rows_alone() {
+    // Four columns are one step: split four ways, three slices are empty, and (with the
+    // weights streamed a layer ahead) must not read past the end of their row into the
+    // next, where an infinity times a zero weight would make NaN.
+    for (size, slices) in [(4, 4), (8, 4), (8, 2)] {
+        let workload = random_mlp(size, 3, 21).unwrap();
+        let mut values = workload.input.as_slice().to_vec();
+        values[size] = f32::INFINITY; // row 1, column 0
+        let input = Tensor2d::from_vec(size, size, values).unwrap();
+        let expected = run_operator_by_operator(&workload.graph, &input).unwrap();
+        let request = FusionRequest {
+            inner_slices: Some(slices),
+            ..with_rows(4, None)
+        };
+        let runner = prepare_fused(context(), &workload.graph, request)
+            .unwrap()
+            .expect("fusion was required");
+        runner.result_buffer().fill(context(), f32::NAN);
+        let actual = runner.run(&input).unwrap();
+        for row in (0..size).filter(|&row| row != 1) {
+            let expected_row = Tensor2d::from_vec(1, size, expected.row(row).to_vec()).unwrap();
+            let actual_row = Tensor2d::from_vec(1, size, actual.row(row).to_vec()).unwrap();
+            assert_close(
+                &actual_row,
+                &expected_row,
+                FUSED_TOLERANCE,
+                &format!("{size} wide, {slices} slices, row {row}\n{}", runner.plan()),
+            );
+        }
+    }
+}
+
+#[test]
 fn every_layout_gives_the_same_result() {
     let workload = random_mlp(64, 4, 9).unwrap();
     // 64 rows of 64 columns, twice, are 32 KiB: more than lavapipe has with the partial sums.

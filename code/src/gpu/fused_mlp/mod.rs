@@ -303,9 +303,9 @@ impl FusedMlpConfig {
     // ANCHOR: weight_stream
     /// How the kernel streams the weights a layer ahead of their use (`PIPELINED` in the
     /// template), when it can: every layer the same size, one vec4 column per invocation,
-    /// every slice of the inner dimension equally long and short enough that two layers'
-    /// worth fit in the registers `steps_in_flight` allows (one in use, the next on its
-    /// way). `None` for the general loop.
+    /// no slice of the inner dimension cut short (slices past its end are empty), and the
+    /// slices short enough that two layers' worth fit in the registers `steps_in_flight`
+    /// allows (one in use, the next on its way). `None` for the general loop.
     pub fn weight_stream(&self, shape: &FusedChainShape) -> Option<WeightStream> {
         let first = shape.layers.first()?;
         let uniform = shape
@@ -320,8 +320,8 @@ impl FusedMlpConfig {
         // Longer slices keep the general loop. On an H100, a stream of longer slices in
         // chunks halved to fit twice (width 256: 16 steps per slice in chunks of 4) ran
         // slower than the general loop's chunks of 8, and chunks of 8 loaded one after the
-        // other, the first across the barrier, ran two hundred times slower
-        // (figures/data/h100-2026-11-25/stream-trials/).
+        // other, the first across the barrier, ran 70 to 250 times slower at widths 128 to
+        // 512 (figures/data/h100-2026-11-25/stream-trials/).
         if 2 * slice_steps > self.steps_in_flight {
             return None;
         }
