@@ -375,17 +375,15 @@ impl fmt::Display for FusedMlpPlan {
                 config.workgroup_memory_bytes(shape)
             )?;
             match config.weight_stream(shape) {
-                Some(stream) => writeln!(
+                Ok(stream) => writeln!(
                     formatter,
                     "weights: {} steps per invocation and layer, the next layer's loaded before \
                      this layer's are used (across the barrier between them)",
                     stream.slice_steps
                 )?,
-                None => writeln!(
+                Err(reason) => writeln!(
                     formatter,
-                    "weights: loaded chunk by chunk, each when it is needed (layers of \
-                     different sizes, long slices of the inner dimension, or several columns \
-                     per invocation)"
+                    "weights: loaded chunk by chunk, each when it is needed ({reason})"
                 )?,
             }
             writeln!(

@@ -305,17 +305,24 @@ impl FusedMlpConfig {
     /// template), when it can: every layer the same size, one vec4 column per invocation,
     /// no slice of the inner dimension cut short (slices past its end are empty), and the
     /// slices short enough that two layers' worth fit in the registers `steps_in_flight`
-    /// allows (one in use, the next on its way). `None` for the general loop.
-    pub fn weight_stream(&self, shape: &FusedChainShape) -> Option<WeightStream> {
-        let first = shape.layers.first()?;
-        let uniform = shape
+    /// allows (one in use, the next on its way). Otherwise the general loop runs, and the
+    /// error says why.
+    pub fn weight_stream(&self, shape: &FusedChainShape) -> Result<WeightStream, &'static str> {
+        let first = shape.layers.first().ok_or("the chain has no layer")?;
+        if !shape
             .layers
             .iter()
-            .all(|layer| layer.inner == first.inner && layer.columns == first.columns);
-        let inner_vectors = u32::try_from(vectors(first.inner)).ok()?;
+            .all(|layer| layer.inner == first.inner && layer.columns == first.columns)
+        {
+            return Err("the layers differ in size");
+        }
+        if self.column_groups(shape) != 1 {
+            return Err("an invocation computes several vec4 columns");
+        }
+        let inner_vectors = u32::try_from(vectors(first.inner)).unwrap_or(u32::MAX);
         let slice_steps = inner_vectors.div_ceil(self.inner_slices.max(1));
-        if !uniform || self.column_groups(shape) != 1 || inner_vectors % slice_steps != 0 {
-            return None;
+        if inner_vectors % slice_steps != 0 {
+            return Err("the last slice of the inner dimension is cut short");
         }
         // Longer slices keep the general loop. On an H100, a stream of longer slices in
         // chunks halved to fit twice (width 256: 16 steps per slice in chunks of 4) ran
@@ -323,9 +330,9 @@ impl FusedMlpConfig {
         // other, the first across the barrier, ran 70 to 250 times slower at widths 128 to
         // 512 (figures/data/h100-2026-11-25/stream-trials/).
         if 2 * slice_steps > self.steps_in_flight {
-            return None;
+            return Err("a slice is too long for two layers' worth of weights in registers");
         }
-        Some(WeightStream { slice_steps })
+        Ok(WeightStream { slice_steps })
     }
     // ANCHOR_END: weight_stream
 
@@ -499,7 +506,7 @@ pub fn fused_mlp_source(
         values.push(("INNER_VECTORS", format!("{}u", vectors(first.inner))));
         values.push(("COLUMN_VECTORS", format!("{}u", vectors(first.columns))));
     }
-    if let Some(stream) = config.weight_stream(shape) {
+    if let Ok(stream) = config.weight_stream(shape) {
         flags.push("PIPELINED");
         values.push(("SLICE_STEPS", format!("{}u", stream.slice_steps)));
     }
@@ -579,7 +586,7 @@ mod tests {
 
     #[test]
     fn short_uniform_chains_stream_their_weights_and_others_do_not() {
-        let stream = |slice_steps| Some(WeightStream { slice_steps });
+        let stream = |slice_steps| Ok(WeightStream { slice_steps });
         // 64 wide, split four ways: 4 steps per slice, two layers' worth within the 8
         // steps in flight.
         let narrow = chain(64, &[64, 64, 64], true);
@@ -598,17 +605,26 @@ mod tests {
         // 256 wide: 16 steps per slice, too long for two in registers.
         let wide = chain(256, &[256, 256, 256], true);
         let config = FusedMlpConfig::for_rows(&wide, 4);
-        assert_eq!(config.weight_stream(&wide), None);
+        assert_eq!(
+            config.weight_stream(&wide),
+            Err("a slice is too long for two layers' worth of weights in registers")
+        );
         let source = fused_mlp_source(&wide, &config, &LAVAPIPE).unwrap();
         assert!(!source.contains("fn load_slice("));
         // Layers of different sizes, and 5 steps split four ways (2, 2, 1: a short slice),
         // take the general loop too.
         let mixed = chain(33, &[3, 17, 100, 33], false);
         let config = FusedMlpConfig::for_rows(&mixed, 2);
-        assert_eq!(config.weight_stream(&mixed), None);
+        assert_eq!(
+            config.weight_stream(&mixed),
+            Err("the layers differ in size")
+        );
         let five = chain(8, &[20, 20], false);
         let config = FusedMlpConfig::for_rows(&five, 2).with_inner_slices(4);
-        assert_eq!(config.weight_stream(&five), None);
+        assert_eq!(
+            config.weight_stream(&five),
+            Err("the last slice of the inner dimension is cut short")
+        );
     }
 
     #[test]
