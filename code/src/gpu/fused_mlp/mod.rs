@@ -223,6 +223,10 @@ pub enum FusedMlpError {
     Gpu(#[from] GpuError),
 }
 
+/// The largest workgroup whose invocations keep two layers' worth of weights in registers
+/// (see [`FusedMlpConfig::weight_stream`]).
+pub const MOST_INVOCATIONS_WHEN_STREAMING: u32 = 512;
+
 /// The most sums one invocation keeps in registers (as for the register-blocked kernel).
 pub const MAXIMUM_SUMS_PER_INVOCATION: u32 = 64;
 
@@ -331,6 +335,16 @@ impl FusedMlpConfig {
         // 512 (figures/data/h100-2026-11-25/stream-trials/).
         if 2 * slice_steps > self.steps_in_flight {
             return Err("a slice is too long for two layers' worth of weights in registers");
+        }
+        // A multiprocessor's registers are shared by the invocations on it: an NVIDIA SM has
+        // 65 536, so a workgroup of 1024 leaves each at most 64, too few for two layers'
+        // worth of four steps (32 vec4s, 128 registers). With 1024 invocations the stream
+        // made runs at width 256 five times slower (16 slices: 1.69 ms against 0.32 ms for 8
+        // slices and the general loop); at width 128, with 256 and 512 invocations (8 and
+        // 16 slices), it ran in 0.128–0.142 ms against 0.152 ms for the planned layout
+        // (figures/data/h100-2026-11-25/stream-trials/layouts.txt).
+        if self.invocations() > MOST_INVOCATIONS_WHEN_STREAMING {
+            return Err("the workgroup is too large to leave each invocation the registers");
         }
         Ok(WeightStream { slice_steps })
     }
@@ -602,8 +616,16 @@ mod tests {
         let twelve = chain(8, &[48, 48], false);
         let config = FusedMlpConfig::for_rows(&twelve, 2).with_inner_slices(4);
         assert_eq!(config.weight_stream(&twelve), stream(3));
-        // 256 wide: 16 steps per slice, too long for two in registers.
+        // 256 wide split 16 ways: 4 steps per slice, but 64 × 16 = 1024 invocations, too
+        // many to leave each the registers for two layers' worth.
         let wide = chain(256, &[256, 256, 256], true);
+        let crowded = FusedMlpConfig::for_rows(&wide, 2).with_inner_slices(16);
+        assert_eq!(crowded.invocations(), 1024);
+        assert_eq!(
+            crowded.weight_stream(&wide),
+            Err("the workgroup is too large to leave each invocation the registers")
+        );
+        // 256 wide: 16 steps per slice, too long for two in registers.
         let config = FusedMlpConfig::for_rows(&wide, 4);
         assert_eq!(
             config.weight_stream(&wide),
