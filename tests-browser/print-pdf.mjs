@@ -225,6 +225,10 @@ async function main() {
         // A4 less the margins below is 178 mm wide: the width print lays the text out at.
         const page = await browser.newPage({ viewport: { width: 673, height: 900 } });
         page.setDefaultTimeout(60000);
+        // mdBook's print.html calls window.print() 100 ms after it loads. Headless, that starts
+        // a print job of its own, and page.pdf() below fails ("Page is already being printed")
+        // when the two meet: the page must never print itself.
+        await page.addInitScript(() => { window.print = () => {}; });
         await page.goto(`http://127.0.0.1:${server.address().port}/print.html`, { waitUntil: 'load' });
         await page.evaluate(() => document.fonts.ready);
         await page.emulateMedia({ media: 'print' });
