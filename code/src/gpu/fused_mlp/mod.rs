@@ -84,6 +84,16 @@ impl FusedChainShape {
             .unwrap_or(1)
     }
 
+    /// The shape every layer has, if they all have the same (`None` for layers of
+    /// different sizes, or none).
+    pub fn uniform_layer(&self) -> Option<FusedLayerShape> {
+        let first = *self.layers.first()?;
+        self.layers
+            .iter()
+            .all(|layer| layer.inner == first.inner && layer.columns == first.columns)
+            .then_some(first)
+    }
+
     /// Multiply-adds count twice: the FLOPs of the linear layers.
     pub fn flops(&self) -> f64 {
         self.layers
@@ -312,14 +322,9 @@ impl FusedMlpConfig {
     /// allows (one in use, the next on its way). Otherwise the general loop runs, and the
     /// error says why.
     pub fn weight_stream(&self, shape: &FusedChainShape) -> Result<WeightStream, &'static str> {
-        let first = shape.layers.first().ok_or("the chain has no layer")?;
-        if !shape
-            .layers
-            .iter()
-            .all(|layer| layer.inner == first.inner && layer.columns == first.columns)
-        {
-            return Err("the layers differ in size");
-        }
+        let first = shape
+            .uniform_layer()
+            .ok_or("the layers differ in size (or there are none)")?;
         if self.column_groups(shape) != 1 {
             return Err("an invocation computes several vec4 columns");
         }
@@ -510,12 +515,7 @@ pub fn fused_mlp_source(
         flags.push("SPLIT_INNER");
     }
     // Every layer the same size: the loops get constant bounds.
-    let first = shape.layers[0];
-    if shape
-        .layers
-        .iter()
-        .all(|layer| layer.inner == first.inner && layer.columns == first.columns)
-    {
+    if let Some(first) = shape.uniform_layer() {
         flags.push("UNIFORM_WIDTH");
         values.push(("INNER_VECTORS", format!("{}u", vectors(first.inner))));
         values.push(("COLUMN_VECTORS", format!("{}u", vectors(first.columns))));
@@ -639,7 +639,7 @@ mod tests {
         let config = FusedMlpConfig::for_rows(&mixed, 2);
         assert_eq!(
             config.weight_stream(&mixed),
-            Err("the layers differ in size")
+            Err("the layers differ in size (or there are none)")
         );
         let five = chain(8, &[20, 20], false);
         let config = FusedMlpConfig::for_rows(&five, 2).with_inner_slices(4);
