@@ -363,14 +363,13 @@ impl LayerStack {
         let trial_width = self.stages[trial_stages - 1].outputs;
         let input = vec![0.0; self.rows * self.input_width];
         let mut output = vec![0.0; self.rows * trial_width];
-        for candidate in &candidates {
-            self.set_split(*candidate);
-            self.run_prefix(trial_stages, &input, &mut output);
-        }
         let mut best = vec![Duration::MAX; candidates.len()];
         for _ in 0..TRIAL_ROUNDS {
             for (candidate, best) in candidates.iter().zip(&mut best) {
                 self.set_split(*candidate);
+                // The untimed try right before the timed one wakes the pool's threads,
+                // which fell asleep while the other candidates ran on fewer of them.
+                self.run_prefix(trial_stages, &input, &mut output);
                 let start = Instant::now();
                 self.run_prefix(trial_stages, &input, &mut output);
                 *best = (*best).min(start.elapsed());
