@@ -42,7 +42,7 @@ const LANES: usize = 16;
 /// workload ran 4–9 % faster at sizes 64 to 1024 (1024 × 64: 484–503 ms against 515–540;
 /// 256 × 64: 7.5–7.9 against 8.4–8.8 ms, three interleaved runs each). 8 steps ahead
 /// gained less and 32 to 128 steps no more; a matrix product alone, whose weights stay in
-/// L2 from one call to the next, did not change measurably
+/// the caches from one call to the next, did not change measurably
 /// (figures/data/cpu-anchors-xeon-2026-11-25/split-trial/probes.txt).
 const PREFETCH_STEPS: usize = 16;
 // ANCHOR_END: prefetch_steps
