@@ -4,8 +4,11 @@
 //! cargo run --release -p galaxy --example compiled_dispatch_times -- [SIZE] [DEPTH]
 //! ```
 //!
-//! Prepares the mode, runs it a few times to warm up, then probes one run with a
-//! timestamp after every dispatch and prints each dispatch's microseconds, then the sum.
+//! Prepares the mode, runs it a few times to warm up, prints the linear kernel the search
+//! chose for the layers' shape, then probes three runs with a timestamp after every
+//! dispatch and prints, for each, the number of dispatches, their sum and each one's
+//! microseconds. Where the plan fuses the whole network into one kernel, the probe sees no
+//! dispatches inside a pass and prints 0.
 
 use galaxy::bench::sweeps::modes::SEED;
 use galaxy::gpu::GpuContext;

@@ -328,10 +328,11 @@ impl LayerStack {
     ///
     /// A try runs the first stages of the stack, about [`TRIAL_OPERATIONS`] worth (all of
     /// a small stack), on an input of zeros: the values do not change the time, the
-    /// shapes do. Each candidate first runs once untimed, so that no timed try pays for
-    /// what only the first run does (the operating system mapping freshly allocated
-    /// scratch memory, rayon's threads waking up); then it is tried [`TRIAL_ROUNDS`]
-    /// times, interleaved with the others, and its fastest try counts.
+    /// shapes do. The candidates take turns for [`TRIAL_ROUNDS`] rounds; in each, a
+    /// candidate runs an untimed try right before its timed one, so that the timed try
+    /// pays for nothing a program running the network again and again would not (freshly
+    /// allocated scratch memory mapped on first touch, rayon's threads waking up after
+    /// the other candidates left them idle). Each candidate's fastest timed try counts.
     pub fn choose_split(&mut self) -> Vec<(ThreadSplit, Duration)> {
         let threads = rayon::current_num_threads();
         let mut candidates = vec![ThreadSplit::OneThread];
