@@ -216,6 +216,16 @@ mkdir -p "$OUT/logs" "$OUT/data"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) threads"
 } >> "$OUT/environment.txt"
 
+# A throw-away run first. On a freshly started machine, the first process to use the GPU ran
+# the per-layer kernels a third to two-fifths slower than every process after it, with the
+# same kernel chosen (figures/data/h100-2026-11-25/probes-afternoon/choice.txt): whichever
+# part came first would be measured slow. This one compiles and runs the compiled mode's
+# kernels at size 1024 and is thrown away.
+echo "== warm-up (a throw-away GraphCompiled breakdown at size 1024) -> $OUT/logs/warm-up.log"
+timeout --kill-after=15 120 "$BIN/bench_report" --skip-uncached --skip-cpu --parts breakdown \
+    --breakdown-sizes 1024 --breakdown-runs 1 --out "$OUT/logs/warm-up.md" \
+    > "$OUT/logs/warm-up.log" 2>&1 || echo "   the warm-up failed or stopped (see its log); going on"
+
 # One line per part: name, status, seconds, expected, limit.
 RESULTS=()
 for part in $PARTS; do
