@@ -13,7 +13,7 @@
 //! dispatch (GPU clock, median of 5 passes of DISPATCHES dispatches, default 64).
 
 use galaxy::Tensor2d;
-use galaxy::gpu::linear_search::{LinearShape, search, search_candidates};
+use galaxy::gpu::linear_search::{LinearShape, search, search_candidates, time_dispatch_sequence};
 use galaxy::gpu::record::BoundDispatch;
 use galaxy::gpu::timestamps::TimestampQueries;
 use galaxy::gpu::{GpuContext, GpuTensor, PipelineCache, Readback, ShaderCompilation};
@@ -99,7 +99,7 @@ fn main() {
 }
 
 /// Seconds per dispatch: the median of 5 passes (after one to warm up) of `count`
-/// dispatches that cycle through `sequence`.
+/// dispatches that take turns from `sequence`, by the GPU's clock.
 fn median_pass(
     context: &GpuContext,
     queries: &TimestampQueries,
@@ -108,31 +108,9 @@ fn median_pass(
 ) -> f64 {
     let mut times: Vec<f64> = (0..6)
         .map(|_| {
-            let mut encoder = context
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: None,
-                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                        query_set: queries.query_set(),
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
-                    }),
-                });
-                for index in 0..count as usize {
-                    sequence[index % sequence.len()].record_in(&mut pass);
-                }
-            }
-            context.queue().submit([encoder.finish()]);
-            context
-                .device()
-                .poll(wgpu::PollType::wait_indefinitely())
-                .unwrap_or_else(|error| panic!("{error}"));
-            let nanoseconds = queries
-                .read_nanoseconds(context, 2)
-                .unwrap_or_else(|error| panic!("{error}"));
-            (nanoseconds[1] - nanoseconds[0]) * 1e-9 / f64::from(count)
+            time_dispatch_sequence(context, sequence, count, Some(queries))
+                .unwrap_or_else(|error| panic!("{error}"))
+                / f64::from(count)
         })
         .skip(1)
         .collect();

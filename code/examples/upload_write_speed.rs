@@ -25,6 +25,7 @@ fn main() {
         std::process::exit(1);
     });
     println!("# {}", context.describe());
+    check_every_way();
     println!("way,bytes,median microseconds,GB/s");
     for kibibytes in [64, 256, 1024, 4096] {
         let floats = kibibytes * 1024 / 4;
@@ -63,8 +64,53 @@ fn ways() -> Vec<(&'static str, Write)> {
     ways
 }
 
+/// Each way copies every float, whatever the destination's alignment and the length
+/// (checked in ordinary memory before anything is timed).
+fn check_every_way() {
+    let source: Vec<f32> = (0..300).map(|value| value as f32).collect();
+    for (name, write) in ways() {
+        for offset in 0..17 {
+            for length in [0, 1, 15, 16, 17, 63, 64, 65, 283] {
+                let mut destination = vec![f32::NAN; offset + length];
+                write(&mut destination[offset..], &source[..length]);
+                assert_eq!(
+                    &destination[offset..],
+                    &source[..length],
+                    "{name}: {length} floats at offset {offset}"
+                );
+            }
+        }
+    }
+}
+
 fn copy_plain(destination: &mut [f32], source: &[f32]) {
     destination.copy_from_slice(source);
+}
+
+/// Copies `source` into `destination`: float by float up to the destination's first
+/// `ALIGN`-byte boundary, then `LANES` floats at a time with `store_vector`, then the rest
+/// float by float. The ways below differ only in `store_vector`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn copy_in_vectors<const LANES: usize, const ALIGN: usize>(
+    destination: &mut [f32],
+    source: &[f32],
+    store_vector: impl Fn(&mut [f32], &[f32]),
+) {
+    let head = destination
+        .as_ptr()
+        .align_offset(ALIGN)
+        .min(destination.len());
+    destination[..head].copy_from_slice(&source[..head]);
+    let (destination, source) = (&mut destination[head..], &source[head..]);
+    let mut destination_vectors = destination.chunks_exact_mut(LANES);
+    let mut source_vectors = source.chunks_exact(LANES);
+    for (to, from) in (&mut destination_vectors).zip(&mut source_vectors) {
+        store_vector(to, from);
+    }
+    destination_vectors
+        .into_remainder()
+        .copy_from_slice(source_vectors.remainder());
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -77,19 +123,11 @@ fn copy_streaming_avx_checked(destination: &mut [f32], source: &[f32]) {
 #[target_feature(enable = "avx")]
 fn copy_streaming_avx(destination: &mut [f32], source: &[f32]) {
     use std::arch::x86_64::{_mm_sfence, _mm256_loadu_ps, _mm256_stream_ps};
-    let head = destination.as_ptr().align_offset(32).min(destination.len());
-    destination[..head].copy_from_slice(&source[..head]);
-    let (destination, source) = (&mut destination[head..], &source[head..]);
-    let vectors = destination.len() / 8;
-    for index in 0..vectors {
-        // SAFETY: `index * 8 + 8 <= len` for both slices, and the destination is 32-byte
-        // aligned from `head` on.
-        unsafe {
-            let value = _mm256_loadu_ps(source.as_ptr().add(index * 8));
-            _mm256_stream_ps(destination.as_mut_ptr().add(index * 8), value);
-        }
-    }
-    destination[vectors * 8..].copy_from_slice(&source[vectors * 8..]);
+    copy_in_vectors::<8, 32>(destination, source, |to, from| {
+        // SAFETY: both chunks hold 8 floats, and `to` is 32-byte aligned (the chunks start
+        // at the first 32-byte boundary and are 32 bytes long).
+        unsafe { _mm256_stream_ps(to.as_mut_ptr(), _mm256_loadu_ps(from.as_ptr())) }
+    });
     _mm_sfence();
 }
 
@@ -103,18 +141,10 @@ fn copy_streaming_avx512_checked(destination: &mut [f32], source: &[f32]) {
 #[target_feature(enable = "avx512f")]
 fn copy_streaming_avx512(destination: &mut [f32], source: &[f32]) {
     use std::arch::x86_64::{_mm_sfence, _mm512_loadu_ps, _mm512_stream_ps};
-    let head = destination.as_ptr().align_offset(64).min(destination.len());
-    destination[..head].copy_from_slice(&source[..head]);
-    let (destination, source) = (&mut destination[head..], &source[head..]);
-    let vectors = destination.len() / 16;
-    for index in 0..vectors {
-        // SAFETY: as above, with 64-byte alignment.
-        unsafe {
-            let value = _mm512_loadu_ps(source.as_ptr().add(index * 16));
-            _mm512_stream_ps(destination.as_mut_ptr().add(index * 16), value);
-        }
-    }
-    destination[vectors * 16..].copy_from_slice(&source[vectors * 16..]);
+    copy_in_vectors::<16, 64>(destination, source, |to, from| {
+        // SAFETY: as above, with 16 floats and 64-byte alignment.
+        unsafe { _mm512_stream_ps(to.as_mut_ptr(), _mm512_loadu_ps(from.as_ptr())) }
+    });
     _mm_sfence();
 }
 
@@ -128,15 +158,11 @@ fn copy_avx512_checked(destination: &mut [f32], source: &[f32]) {
 #[target_feature(enable = "avx512f")]
 fn copy_avx512(destination: &mut [f32], source: &[f32]) {
     use std::arch::x86_64::{_mm512_loadu_ps, _mm512_storeu_ps};
-    let vectors = destination.len() / 16;
-    for index in 0..vectors {
-        // SAFETY: `index * 16 + 16 <= len` for both slices.
-        unsafe {
-            let value = _mm512_loadu_ps(source.as_ptr().add(index * 16));
-            _mm512_storeu_ps(destination.as_mut_ptr().add(index * 16), value);
-        }
-    }
-    destination[vectors * 16..].copy_from_slice(&source[vectors * 16..]);
+    // Ordinary stores need no alignment beyond a float's.
+    copy_in_vectors::<16, 4>(destination, source, |to, from| {
+        // SAFETY: both chunks hold 16 floats.
+        unsafe { _mm512_storeu_ps(to.as_mut_ptr(), _mm512_loadu_ps(from.as_ptr())) }
+    });
 }
 
 #[cfg(target_arch = "x86_64")]

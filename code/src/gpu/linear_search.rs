@@ -224,12 +224,23 @@ pub fn search(context: &GpuContext, shape: LinearShape) -> Result<LinearSearch, 
 }
 // ANCHOR_END: search
 
-/// Records `count` dispatches in one compute pass, submits and waits. With `queries`, the
-/// pass's beginning and end are timestamped and the GPU's time is returned; without, the
-/// host's time from submission to the end of the wait.
+/// Records `count` dispatches of `dispatch` in one compute pass, submits and waits. With
+/// `queries`, the pass's beginning and end are timestamped and the GPU's time is returned;
+/// without, the host's time from submission to the end of the wait.
 fn time_dispatches(
     context: &GpuContext,
     dispatch: &BoundDispatch,
+    count: u32,
+    queries: Option<&TimestampQueries>,
+) -> Result<f64, GpuError> {
+    time_dispatch_sequence(context, &[dispatch], count, queries)
+}
+
+/// [`time_dispatches`] for `count` dispatches that take turns from `sequence` (for example
+/// layers chained through two buffers), all in one compute pass.
+pub fn time_dispatch_sequence(
+    context: &GpuContext,
+    sequence: &[&BoundDispatch],
     count: u32,
     queries: Option<&TimestampQueries>,
 ) -> Result<f64, GpuError> {
@@ -247,7 +258,7 @@ fn time_dispatches(
                 end_of_pass_write_index: Some(1),
             }),
         });
-        for _ in 0..count {
+        for dispatch in sequence.iter().cycle().take(count as usize) {
             dispatch.record_in(&mut pass);
         }
     }

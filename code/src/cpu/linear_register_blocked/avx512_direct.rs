@@ -37,11 +37,11 @@ const LANES: usize = 16;
 /// 32 floats: 2 KiB ahead).
 ///
 /// In a network, each layer's weights arrive from L3 or from memory while its first block
-/// of rows is computed, and the hardware's own prefetchers do not run far enough ahead to
-/// hide that wait. Asking for them explicitly did: on the 2-core Xeon the standard
-/// workload ran 3–10 % faster at sizes 64 to 1024 (1024 × 64: 484–503 ms against 515–540;
-/// 256 × 64: 7.5–7.9 against 8.4–8.8 ms, three interleaved runs each). 8 steps ahead
-/// gained less, 32 and 128 steps gained less, 64 no more; a matrix product alone, whose weights stay in
+/// of rows is computed, and the hardware's own prefetchers evidently do not run far enough
+/// ahead to hide that wait. Asking for them explicitly did: on the 2-core Xeon the
+/// standard workload ran 3–10 % faster at sizes 64 to 1024 (1024 × 64: 484–503 ms against
+/// 515–540; 256 × 64: 7.5–7.9 against 8.4–8.8 ms, three interleaved runs each). 8, 32 and
+/// 128 steps ahead gained less, 64 no more; a matrix product alone, whose weights stay in
 /// the caches from one call to the next, did not change measurably
 /// (figures/data/cpu-anchors-xeon-2026-11-25/split-trial/probes.txt).
 const PREFETCH_STEPS: usize = 16;
