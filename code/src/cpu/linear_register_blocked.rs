@@ -419,8 +419,8 @@ enum KernelChoice {
     /// inputs packed like every other build.
     #[cfg(target_arch = "x86_64")]
     Avx512Packed,
-    /// 12 × 32 tiles written with AVX-512 instructions, inputs read in place
-    /// (`avx512_direct`).
+    /// 12 × 32 tiles written with AVX-512 instructions, the rows of inputs copied as
+    /// they are instead of packed (`avx512_direct`).
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }
@@ -770,9 +770,37 @@ mod tests {
         // that end inside a panel.
         check_every_kernel(ROW_BLOCK + 7, INNER_BLOCK + 3, 3 * AVX512_TILE_COLUMNS + 5);
         check_every_kernel(2, 2 * INNER_BLOCK + 1, 1);
-        // Rows 4 KiB apart, which the AVX-512 kernel copies before reading (see
-        // `avx512_direct::rows_collide_in_l1`), with a partial last tile.
+        // Rows 4 KiB apart (all in one set of the L1 cache if read where they are), with
+        // a partial last tile.
         check_every_kernel(AVX512_TILE_ROWS + 5, 1024, AVX512_TILE_COLUMNS + 3);
+    }
+
+    #[test]
+    fn what_an_earlier_call_left_in_the_scratch_space_never_reaches_the_output() {
+        // The AVX-512 kernel computes whole tiles from its copy of the rows and throws the
+        // sums of the rows past the last one away; here those rows of the copy hold NaN.
+        for (rows, inner_size) in [
+            (1, 3),
+            (AVX512_TILE_ROWS / 2 + 1, 300),
+            (13, 2 * INNER_BLOCK + 1),
+        ] {
+            let outputs = AVX512_TILE_COLUMNS + 3;
+            let (input, weights, bias) = operands(rows, inner_size, outputs);
+            let expected = linear_naive(&input, &weights, &bias).unwrap();
+            for kernel in MicroKernel::all_available() {
+                let mut output = Tensor2d::filled(rows, outputs, f32::NAN);
+                let operation = "linear_register_blocked_into";
+                let linear =
+                    PackedLinear::new(operation, kernel, &input, &weights, &bias, &output).unwrap();
+                let mut scratch = vec![f32::NAN; 4 * ROW_BLOCK * INNER_BLOCK];
+                linear.compute_rows(0, output.as_mut_slice(), &mut scratch, &|_| {});
+                let comparison = output.compare(&expected, TOLERANCE).unwrap();
+                assert!(
+                    comparison.passed(),
+                    "{kernel:?} at {rows}×{inner_size}×{outputs}: {comparison}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The AVX-512 micro-kernel written with the vector instructions themselves, reading its
-//! input values where they are instead of from a packed copy.
+//! inputs from a plain copy of the rows instead of a packed, transposed one.
 //!
 //! The generic kernel of the parent module packs every tile of inputs before using it: the
 //! `TILE_ROWS` values of each step side by side, so that the micro-kernel reads one
@@ -8,11 +8,12 @@
 //! that makes it hard to vectorise. On the 2-core EPYC it took a quarter of the time of a
 //! network 32 wide and about 4 % of one 256 wide.
 //!
-//! This kernel skips the copy. A step broadcasts one value from each of the 12 input
-//! rows of the tile, each row read front to back: twelve streams of consecutive floats,
-//! which the hardware prefetcher follows and which stay in L1 while the tile is
-//! multiplied with a panel. This is what ONNX Runtime's own single-precision kernel (in
-//! its MLAS library) does on AVX-512: weights packed, inputs read in place.
+//! This kernel skips the transposition. A step broadcasts one value from each of the 12
+//! input rows of the tile, each row read front to back: twelve streams of consecutive
+//! floats, which the hardware prefetcher follows and which stay in L1 while the tile is
+//! multiplied with a panel. The rows are first copied as they are, whole, into a buffer
+//! where they lie `INNER_BLOCK` floats apart ([`copy_rows`]): a copy the processor does
+//! at full speed, which puts every row a known, constant distance from the first.
 //!
 //! The instructions are written out (`_mm512_set1_ps` to broadcast, `_mm512_fmadd_ps` to
 //! multiply and add) rather than left to the optimiser: given the same loop over twelve
@@ -49,41 +50,55 @@ const PREFETCH_STEPS: usize = 16;
 /// Registers of sums per row of the tile: 32 columns are two registers.
 const REGISTERS_PER_ROW: usize = AVX512_TILE_COLUMNS / LANES;
 
-// ANCHOR: rows_collide_in_l1
-/// Whether the rows of a tile, `inner_size` floats apart, would all land in the same few
-/// sets of the L1 cache, so that reading them in place keeps evicting them.
-///
-/// An x86 L1 data cache picks the set of a 64-byte line from the address bits just above
-/// the line offset, and its sets span 4 KiB (64 sets of 64 bytes, 8 ways in 32 KiB or 12
-/// in 48 KiB). Rows 1024 floats apart (or any multiple) are exactly 4 KiB apart: all 12
-/// rows of a tile compete for the ways of one set, more than it has, and every step
-/// misses. On one core of the 2-core EPYC, reading in place without the copy reached 90
-/// GFLOP/s at 1024³ against 101 for the packed kernel; at 1000³, where the rows no longer
-/// line up, the two were even (100 and 99), and with the copy 1024³ gave 103 against 101
-/// (figures/data/cpu-anchors-epyc-2026-11-25/probes.txt).
-fn rows_collide_in_l1(inner_size: usize) -> bool {
-    const SET_SPAN_FLOATS: usize = 4096 / size_of::<f32>();
-    inner_size >= SET_SPAN_FLOATS && inner_size.is_multiple_of(SET_SPAN_FLOATS)
-}
-// ANCHOR_END: rows_collide_in_l1
-
 /// Rows of a half tile: a tile with this many rows or fewer left runs the kernel for 6
 /// rows, at half the cost of a whole one. Threads can then share the rows in steps of 6
 /// (see `MicroKernel::task_rows`) without one of them computing a mostly empty tile.
 pub(super) const HALF_TILE_ROWS: usize = AVX512_TILE_ROWS / 2;
 
-/// What a partial tile reads for the rows past the last one: their sums are computed and
-/// thrown away, which costs less than a second version of the kernel for short tiles.
-static ZEROS: [f32; INNER_BLOCK] = [0.0; INNER_BLOCK];
+// ANCHOR: copy_rows
+/// Copies `depth` values of each input row, from column `first_inner` on, into `copied_rows`,
+/// one row every `INNER_BLOCK` floats, and makes room for whole tiles: the rows past the
+/// last one hold whatever an earlier copy left there, and their sums are thrown away.
+///
+/// Why copy at all, when the micro-kernel could read the rows where they are? Because a
+/// tile reads twelve rows, and a processor has few registers for addresses: x86-64 has 16
+/// general-purpose registers, and twelve row addresses, the weights' address, the step
+/// and the loop's end do not fit. Given twelve separate rows, the compiler kept five of
+/// their addresses on the stack and loaded each of them again at every step, five extra
+/// loads for every 24 multiply-adds. Here the rows lie a constant distance apart, so every
+/// address is one register plus a constant the instruction carries
+/// (`vbroadcastss zmm26, [rdx - 10240]`), and the loop needs three registers in all. On
+/// one core of the 2-core Xeon, the product at 1024³ went from 156–159 to 171–174 GFLOP/s
+/// (three interleaved runs). The same distance, 1 KiB, also keeps rows of widths like 1024
+/// (rows exactly 4 KiB apart) from competing for one set of the L1 cache.
+fn copy_rows(
+    input_rows: &[f32],
+    inner_size: usize,
+    rows: usize,
+    first_inner: usize,
+    depth: usize,
+    copied_rows: &mut Vec<f32>,
+) {
+    let whole_tiles = rows.next_multiple_of(AVX512_TILE_ROWS) * INNER_BLOCK;
+    if copied_rows.len() < whole_tiles {
+        copied_rows.resize(whole_tiles, 0.0);
+    }
+    let sources = input_rows.chunks_exact(inner_size).take(rows);
+    for (source, copy) in sources.zip(copied_rows.chunks_exact_mut(INNER_BLOCK)) {
+        copy[..depth].copy_from_slice(&source[first_inner..][..depth]);
+    }
+}
+// ANCHOR_END: copy_rows
 
 // ANCHOR: tile_sums
-/// The sums of one tile: `ROWS` rows of inputs (each at least `depth` values long) times
-/// one packed panel of weights (`depth` steps of 32 weights), kept in `REGISTERS · ROWS`
-/// registers (24 for a whole tile of 12 rows and 32 columns). With `REGISTERS = 1`, only
-/// the first 16 columns of the panel are computed (the others come back as zeros).
+/// The sums of one tile: `ROWS` rows of inputs, `INNER_BLOCK` floats apart in
+/// `tile_inputs`, times one packed panel of weights (`depth` steps of 32 weights), kept in
+/// `REGISTERS · ROWS` registers (24 for a whole tile of 12 rows and 32 columns). With
+/// `REGISTERS = 1`, only the first 16 columns of the panel are computed (the others come
+/// back as zeros).
 #[target_feature(enable = "avx512f")]
 fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
-    input_rows: &[&[f32]; ROWS],
+    tile_inputs: &[f32],
     weight_panel: &[f32],
 ) -> [[f32; AVX512_TILE_COLUMNS]; ROWS] {
     // Checked when the function is compiled for each `REGISTERS`: the loads and stores
@@ -91,8 +106,8 @@ fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
     const { assert!(REGISTERS <= REGISTERS_PER_ROW) };
     let depth = weight_panel.len() / AVX512_TILE_COLUMNS;
     // Checked once, here, so that the loop can read without a check per value.
-    assert!(input_rows.iter().all(|row| row.len() >= depth));
-    let rows = input_rows.map(|row| row.as_ptr());
+    assert!(depth <= INNER_BLOCK && tile_inputs.len() >= (ROWS - 1) * INNER_BLOCK + depth);
+    let first_row = tile_inputs.as_ptr();
     let mut sums = [[_mm512_setzero_ps(); REGISTERS]; ROWS];
     for (step, weight_row) in weight_panel.chunks_exact(AVX512_TILE_COLUMNS).enumerate() {
         // Ask for the weights PREFETCH_STEPS steps ahead (two cache lines) now, so that
@@ -109,10 +124,11 @@ fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
             // from `LANES * register` are inside it (REGISTERS ≤ REGISTERS_PER_ROW).
             unsafe { _mm512_loadu_ps(weight_row.as_ptr().add(LANES * register)) }
         });
-        for (row, row_sums) in rows.iter().zip(&mut sums) {
-            // SAFETY: `step < depth`, and every row holds at least `depth` values
-            // (asserted above).
-            let input = _mm512_set1_ps(unsafe { *row.add(step) });
+        for (row, row_sums) in sums.iter_mut().enumerate() {
+            // SAFETY: `row < ROWS` and `step < depth`, so this reads inside `tile_inputs`
+            // (asserted above). `row * INNER_BLOCK` is a constant once the loop over the
+            // rows is unrolled: the address is the first row's plus a constant.
+            let input = _mm512_set1_ps(unsafe { *first_row.add(row * INNER_BLOCK + step) });
             for (sum, weight) in row_sums.iter_mut().zip(&weights) {
                 *sum = _mm512_fmadd_ps(input, *weight, *sum);
             }
@@ -131,14 +147,9 @@ fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
 // ANCHOR_END: tile_sums
 
 // ANCHOR: multiply_row_block_direct
-/// The parent module's `multiply_row_block` for the AVX-512 tile, with the inputs read in
-/// place: the same loops (inner blocks, panels of weights, tiles of rows) and the same
-/// epilogue, without the packing step.
-///
-/// When the rows would collide in L1 ([`rows_collide_in_l1`]), each inner block of the
-/// rows is first copied into `copied_rows`, one row after the other, `depth` floats apart:
-/// a straight copy of whole rows, much cheaper than packing's transposition, that leaves
-/// the rows 1 KiB apart instead of 4.
+/// The parent module's `multiply_row_block` for the AVX-512 tile, with the rows copied
+/// as they are ([`copy_rows`]) instead of packed: the same loops (inner blocks, panels of
+/// weights, tiles of rows) and the same epilogue.
 #[target_feature(enable = "avx512f")]
 pub(super) fn multiply_row_block_direct(
     block: RowBlock<'_>,
@@ -153,20 +164,16 @@ pub(super) fn multiply_row_block_direct(
         outputs,
     } = block;
     let rows = output_rows.len() / outputs;
-    let copy = rows_collide_in_l1(inner_size);
     for first_inner in (0..inner_size).step_by(INNER_BLOCK) {
         let depth = INNER_BLOCK.min(inner_size - first_inner);
-        // The slice the rows are read from, how far apart they are, and where this inner
-        // block starts in each.
-        let (source, row_stride, first_column_of_block) = if copy {
-            copied_rows.clear();
-            for row in input_rows.chunks_exact(inner_size).take(rows) {
-                copied_rows.extend_from_slice(&row[first_inner..][..depth]);
-            }
-            (&copied_rows[..], depth, 0)
-        } else {
-            (input_rows, inner_size, first_inner)
-        };
+        copy_rows(
+            input_rows,
+            inner_size,
+            rows,
+            first_inner,
+            depth,
+            copied_rows,
+        );
         let weight_block = packed_weights.block(first_inner, depth);
         let weight_panels = weight_block.chunks_exact(depth * AVX512_TILE_COLUMNS);
         for (panel_index, weight_panel) in weight_panels.enumerate() {
@@ -175,15 +182,7 @@ pub(super) fn multiply_row_block_direct(
             let output_tiles = output_rows.chunks_mut(AVX512_TILE_ROWS * outputs);
             for (tile_index, output_tile) in output_tiles.enumerate() {
                 let first_row = tile_index * AVX512_TILE_ROWS;
-                // Row `row_in_tile` of the tile, or zeros past the last row.
-                let input_row = |row_in_tile: usize| -> &[f32] {
-                    let row = first_row + row_in_tile;
-                    if row < rows {
-                        &source[row * row_stride + first_column_of_block..][..depth]
-                    } else {
-                        &ZEROS[..depth]
-                    }
-                };
+                let tile_inputs = &copied_rows[first_row * INNER_BLOCK..];
                 let tile = TileOfOutput {
                     output_rows: output_tile,
                     outputs,
@@ -200,8 +199,7 @@ pub(super) fn multiply_row_block_direct(
                 // constants: a macro writes them out once.
                 macro_rules! run_tile {
                     ($rows:expr, $registers:expr) => {{
-                        let inputs: [&[f32]; $rows] = std::array::from_fn(input_row);
-                        let sums = tile_sums::<$rows, $registers>(&inputs, weight_panel);
+                        let sums = tile_sums::<$rows, $registers>(tile_inputs, weight_panel);
                         store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
                     }};
                 }
