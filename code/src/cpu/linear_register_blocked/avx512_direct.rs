@@ -21,13 +21,13 @@
 //! instructions that ran slower than the packing they replaced.
 
 use std::arch::x86_64::{
-    __m512, _MM_HINT_T0, _mm_prefetch, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_set1_ps,
-    _mm512_setzero_ps, _mm512_storeu_ps,
+    __m512, __mmask16, _MM_HINT_T0, _mm_prefetch, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps,
+    _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_set1_ps, _mm512_setzero_ps,
 };
 
 use super::{
     AVX512_TILE_COLUMNS, AVX512_TILE_ROWS, INNER_BLOCK, PackedWeights, RowBlock, TileEpilogue,
-    TileOfOutput, store_tile,
+    TileOfOutput,
 };
 
 /// Floats in one AVX-512 register.
@@ -93,14 +93,14 @@ fn copy_rows(
 // ANCHOR: tile_sums
 /// The sums of one tile: `ROWS` rows of inputs, `INNER_BLOCK` floats apart in
 /// `tile_inputs`, times one packed panel of weights (`depth` steps of 32 weights), kept in
-/// `REGISTERS · ROWS` registers (24 for a whole tile of 12 rows and 32 columns). With
-/// `REGISTERS = 1`, only the first 16 columns of the panel are computed (the others come
-/// back as zeros).
+/// `REGISTERS · ROWS` registers (24 for a whole tile of 12 rows and 32 columns), and
+/// returned in them. With `REGISTERS = 1`, only the first 16 columns of the panel are
+/// computed.
 #[target_feature(enable = "avx512f")]
 fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
     tile_inputs: &[f32],
     weight_panel: &[f32],
-) -> [[f32; AVX512_TILE_COLUMNS]; ROWS] {
+) -> [[__m512; REGISTERS]; ROWS] {
     // Checked when the function is compiled for each `REGISTERS`: the loads and stores
     // below stay inside a row of the panel and of the tile.
     const { assert!(REGISTERS <= REGISTERS_PER_ROW) };
@@ -134,17 +134,62 @@ fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
             }
         }
     }
-    let mut values = [[0.0; AVX512_TILE_COLUMNS]; ROWS];
-    for (row_values, row_sums) in values.iter_mut().zip(&sums) {
-        for (register, sum) in row_sums.iter().enumerate() {
-            // SAFETY: each row of `values` holds AVX512_TILE_COLUMNS floats, so the 16
-            // written from `LANES * register` are inside it.
-            unsafe { _mm512_storeu_ps(row_values.as_mut_ptr().add(LANES * register), *sum) };
-        }
-    }
-    values
+    sums
 }
 // ANCHOR_END: tile_sums
+
+/// Writes the sums of a tile, still in their registers, to the output: the parent
+/// module's `store_tile` (the same epilogue) written with the vector instructions, one
+/// masked load, add and store per register, so that the sums need not go through memory
+/// first and the columns past the last are never touched.
+#[target_feature(enable = "avx512f")]
+fn store_tile_sums<const ROWS: usize, const REGISTERS: usize>(
+    sums: &[[__m512; REGISTERS]; ROWS],
+    tile: TileOfOutput<'_>,
+    epilogue: TileEpilogue<'_>,
+    first_inner_block: bool,
+    last_inner_block: bool,
+) {
+    let TileOfOutput {
+        output_rows,
+        outputs,
+        first_column,
+        columns,
+    } = tile;
+    let bias = match (first_inner_block, epilogue.bias) {
+        (true, Some(bias)) => Some(bias),
+        _ => None,
+    };
+    let relu = last_inner_block && epilogue.relu;
+    // Checked once: every column the registers cover is inside a row and the bias.
+    assert!(first_column + columns <= outputs && bias.is_none_or(|bias| bias.len() >= outputs));
+    for (row_sums, output_row) in sums.iter().zip(output_rows.chunks_exact_mut(outputs)) {
+        for (register, &sum) in row_sums.iter().enumerate() {
+            let lanes = columns.saturating_sub(LANES * register).min(LANES);
+            if lanes == 0 {
+                break;
+            }
+            // One bit per column that exists: the masked lanes are neither read nor written.
+            let mask: __mmask16 = (1u32 << lanes).wrapping_sub(1) as __mmask16;
+            let first = first_column + LANES * register;
+            // SAFETY: `first + lanes <= first_column + columns <= outputs` (asserted), and
+            // the masked instructions touch only those `lanes` floats of the row and bias.
+            unsafe {
+                let start = match bias {
+                    Some(bias) => _mm512_maskz_loadu_ps(mask, bias.as_ptr().add(first)),
+                    None => _mm512_maskz_loadu_ps(mask, output_row.as_ptr().add(first)),
+                };
+                let mut value = _mm512_add_ps(start, sum);
+                if relu {
+                    // `max(0, value)` returns its second operand when either is NaN, so a
+                    // NaN passes through, as in `relu_value`.
+                    value = _mm512_max_ps(_mm512_setzero_ps(), value);
+                }
+                _mm512_mask_storeu_ps(output_row.as_mut_ptr().add(first), mask, value);
+            }
+        }
+    }
+}
 
 // ANCHOR: multiply_row_block_direct
 /// The parent module's `multiply_row_block` for the AVX-512 tile, with the rows copied
@@ -200,7 +245,7 @@ pub(super) fn multiply_row_block_direct(
                 macro_rules! run_tile {
                     ($rows:expr, $registers:expr) => {{
                         let sums = tile_sums::<$rows, $registers>(tile_inputs, weight_panel);
-                        store_tile(&sums, tile, epilogue, first_inner_block, last_inner_block);
+                        store_tile_sums(&sums, tile, epilogue, first_inner_block, last_inner_block);
                     }};
                 }
                 match (half_rows, one_register) {
