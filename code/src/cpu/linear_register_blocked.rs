@@ -211,17 +211,26 @@ fn store_tile<const TILE_ROWS: usize, const TILE_COLUMNS: usize>(
         _ => None,
     };
     let relu = last_inner_block && epilogue.relu;
+    // One pass, one store per value: storing and then reading the value back for ReLU
+    // would make the processor wait for its own store.
+    let finish = |value: f32| if relu { relu_value(value) } else { value };
     for (row_sums, output_row) in sums.iter().zip(output_rows.chunks_exact_mut(outputs)) {
         let output_tile_row = &mut output_row[first_column..first_column + columns];
-        // One pass, one store per value: storing and then reading the value back for
-        // ReLU would make the processor wait for its own store.
-        for (index, (output_value, &sum)) in output_tile_row.iter_mut().zip(row_sums).enumerate() {
-            let start = match bias {
-                Some(bias) => bias[index],
-                None => *output_value,
-            };
-            let value = start + sum;
-            *output_value = if relu { relu_value(value) } else { value };
+        // Two loops that walk their slices together, rather than one that indexes the bias:
+        // an index would need a bounds check per value, and the check kept the compiler
+        // from vectorising the loop.
+        let values = output_tile_row.iter_mut().zip(row_sums);
+        match bias {
+            Some(bias) => {
+                for ((output_value, &sum), &bias) in values.zip(bias) {
+                    *output_value = finish(bias + sum);
+                }
+            }
+            None => {
+                for (output_value, &sum) in values {
+                    *output_value = finish(*output_value + sum);
+                }
+            }
         }
     }
 }
