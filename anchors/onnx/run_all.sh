@@ -40,6 +40,10 @@ target/release/examples/export_workload "$out_dir/workloads" > /dev/null
 "$python" "$script_dir/cpu_anchor.py" "$out_dir/workloads" --out-dir "$out_dir" "$@" \
     2>&1 | tee "$out_dir/log.txt"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out_dir/environment.txt"
-cp "$out_dir"/cpu-anchors-by-*.csv "$out_dir"/cpu-anchors-linear.txt "$out_dir"/cpu-peak.txt \
-    figures/data/
+# Only what this run wrote: with --skip-linear there is no cpu-anchors-linear.txt.
+for file in cpu-anchors-by-size.csv cpu-anchors-by-depth.csv cpu-anchors-linear.txt cpu-peak.txt; do
+    if [[ -f "$out_dir/$file" ]]; then
+        cp "$out_dir/$file" figures/data/
+    fi
+done
 echo "results in $out_dir, CSV files copied into figures/data/"
