@@ -61,7 +61,8 @@ pub fn exp_fast(x: f32) -> f32 {
     // 2ⁿ from its bits: the biased exponent n + 127 in bits 23 to 30, taken from the bits
     // of `shifted` (the shift pushes ROUNDING's own bits out of the word). Converting `n`
     // with `n as i32` would be shorter, but Rust's conversion saturates and turns NaN into
-    // 0, which has no vector instruction: the compiler did it one lane at a time.
+    // 0, which no single x86 instruction does (`vcvttps2dq` gives 0x8000_0000 for NaN and
+    // out-of-range values): the compiler did it one lane at a time.
     let power_of_two = f32::from_bits(shifted.to_bits().wrapping_add(127) << 23);
     let value = polynomial * power_of_two;
     if x < SMALLEST_ARGUMENT { 0.0 } else { value }

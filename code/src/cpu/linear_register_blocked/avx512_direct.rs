@@ -11,9 +11,10 @@
 //! This kernel skips the transposition. A step broadcasts one value from each of the 12
 //! input rows of the tile, each row read front to back: twelve streams of consecutive
 //! floats, which the hardware prefetcher follows and which stay in L1 while the tile is
-//! multiplied with a panel. The rows are first copied as they are, whole, into a buffer
-//! where they lie `INNER_BLOCK` floats apart ([`copy_rows`]): a copy the processor does
-//! at full speed, which puts every row a known, constant distance from the first.
+//! multiplied with a panel. The current block of each row (up to `INNER_BLOCK` values) is
+//! first copied as it is into a buffer where the rows lie `INNER_BLOCK` floats apart
+//! ([`copy_rows`]): a straight copy, without packing's transposition, which puts every
+//! row a known, constant distance from the first.
 //!
 //! The instructions are written out (`_mm512_set1_ps` to broadcast, `_mm512_fmadd_ps` to
 //! multiply and add) rather than left to the optimiser: given the same loop over twelve
@@ -61,16 +62,17 @@ pub(super) const HALF_TILE_ROWS: usize = AVX512_TILE_ROWS / 2;
 /// last one hold whatever an earlier copy left there, and their sums are thrown away.
 ///
 /// Why copy at all, when the micro-kernel could read the rows where they are? Because a
-/// tile reads twelve rows, and a processor has few registers for addresses: x86-64 has 16
-/// general-purpose registers, and twelve row addresses, the weights' address, the step
-/// and the loop's end do not fit. Given twelve separate rows, the compiler kept five of
-/// their addresses on the stack and loaded each of them again at every step, five extra
-/// loads for every 24 multiply-adds. Here the rows lie a constant distance apart, so every
-/// address is one register plus a constant the instruction carries
-/// (`vbroadcastss zmm26, [rdx - 10240]`), and the loop needs three registers in all. On
-/// one core of the 2-core Xeon, the product at 1024³ went from 156–159 to 171–174 GFLOP/s
-/// (three interleaved runs). The same distance, 1 KiB, also keeps rows of widths like 1024
-/// (rows exactly 4 KiB apart) from competing for one set of the L1 cache.
+/// tile reads twelve rows, and a processor has few registers for addresses. x86-64 has 16
+/// general-purpose registers, one of them the stack pointer; twelve separate row
+/// addresses, the weights' address, the step and the loop's end take the other fifteen,
+/// and the compiler kept five of the row addresses on the stack and loaded each of them
+/// again at every step: five extra loads for every 24 multiply-adds. Here the rows lie a
+/// constant distance apart, so every row's address is one register plus a constant the
+/// instruction carries (`vbroadcastss zmm26, [rdx - 10240]`): one register serves all
+/// twelve. On one core of the 2-core Xeon, the product at 1024³ ran at 156–159 GFLOP/s
+/// with the rows read in place and at 171–174 with the copy (three interleaved runs). The
+/// same distance, 1 KiB, also keeps rows of widths like 1024 (rows exactly 4 KiB apart)
+/// from competing for one set of the L1 cache.
 fn copy_rows(
     input_rows: &[f32],
     inner_size: usize,
@@ -96,13 +98,15 @@ fn copy_rows(
 /// `REGISTERS · ROWS` registers (24 for a whole tile of 12 rows and 32 columns), and
 /// returned in them. With `REGISTERS = 1`, only the first 16 columns of the panel are
 /// computed.
+// Inlined into its caller, so that the sums stay in registers from here to the store.
+#[inline]
 #[target_feature(enable = "avx512f")]
 fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
     tile_inputs: &[f32],
     weight_panel: &[f32],
 ) -> [[__m512; REGISTERS]; ROWS] {
-    // Checked when the function is compiled for each `REGISTERS`: the loads and stores
-    // below stay inside a row of the panel and of the tile.
+    // Checked when the function is compiled for each `REGISTERS`: the loads below stay
+    // inside a row of the panel.
     const { assert!(REGISTERS <= REGISTERS_PER_ROW) };
     let depth = weight_panel.len() / AVX512_TILE_COLUMNS;
     // Checked once, here, so that the loop can read without a check per value.
@@ -142,6 +146,7 @@ fn tile_sums<const ROWS: usize, const REGISTERS: usize>(
 /// module's `store_tile` (the same epilogue) written with the vector instructions, one
 /// masked load, add and store per register, so that the sums need not go through memory
 /// first and the columns past the last are never touched.
+#[inline]
 #[target_feature(enable = "avx512f")]
 fn store_tile_sums<const ROWS: usize, const REGISTERS: usize>(
     sums: &[[__m512; REGISTERS]; ROWS],
@@ -161,7 +166,9 @@ fn store_tile_sums<const ROWS: usize, const REGISTERS: usize>(
         _ => None,
     };
     let relu = last_inner_block && epilogue.relu;
-    // Checked once: every column the registers cover is inside a row and the bias.
+    // Checked once: the registers hold every column of the tile, and every column they
+    // cover is inside a row and the bias.
+    assert!(columns <= REGISTERS * LANES);
     assert!(first_column + columns <= outputs && bias.is_none_or(|bias| bias.len() >= outputs));
     for (row_sums, output_row) in sums.iter().zip(output_rows.chunks_exact_mut(outputs)) {
         for (register, &sum) in row_sums.iter().enumerate() {
