@@ -186,6 +186,22 @@ pub(crate) struct TileEpilogue<'a> {
     pub(crate) relu: bool,
 }
 
+impl<'a> TileEpilogue<'a> {
+    /// What the store of one inner block's sums applies: the bias to start from (only on
+    /// the first block; later ones, or every block without a bias, start from what the
+    /// output holds), and whether ReLU follows (only on the last, when the sums are
+    /// complete).
+    #[inline(always)]
+    pub(crate) fn for_block(
+        self,
+        first_inner_block: bool,
+        last_inner_block: bool,
+    ) -> (Option<&'a [f32]>, bool) {
+        let bias = self.bias.filter(|_| first_inner_block);
+        (bias, last_inner_block && self.relu)
+    }
+}
+
 /// Writes a finished tile of sums to the output, keeping only the rows and columns that
 /// exist: the tiles on the bottom and right edges were padded with zeros when packing.
 /// The first inner block writes `sums + bias`, later ones add to the output, and the last
@@ -204,13 +220,8 @@ fn store_tile<const TILE_ROWS: usize, const TILE_COLUMNS: usize>(
         first_column,
         columns,
     } = output_tile;
-    // Where the sum starts from: the bias on the first inner block, what the output holds
-    // on later ones (or, without a bias, on every block).
-    let bias = match (first_inner_block, epilogue.bias) {
-        (true, Some(bias)) => Some(&bias[first_column..first_column + columns]),
-        _ => None,
-    };
-    let relu = last_inner_block && epilogue.relu;
+    let (bias, relu) = epilogue.for_block(first_inner_block, last_inner_block);
+    let bias = bias.map(|bias| &bias[first_column..first_column + columns]);
     // One pass, one store per value: storing and then reading the value back for ReLU
     // would make the processor wait for its own store.
     let finish = |value: f32| if relu { relu_value(value) } else { value };

@@ -161,11 +161,7 @@ fn store_tile_sums<const ROWS: usize, const REGISTERS: usize>(
         first_column,
         columns,
     } = tile;
-    let bias = match (first_inner_block, epilogue.bias) {
-        (true, Some(bias)) => Some(bias),
-        _ => None,
-    };
-    let relu = last_inner_block && epilogue.relu;
+    let (bias, relu) = epilogue.for_block(first_inner_block, last_inner_block);
     // Checked once: the registers hold every column of the tile, and every column they
     // cover is inside a row and the bias.
     assert!(columns <= REGISTERS * LANES);
